@@ -1,0 +1,437 @@
+//! Device support: the small piece of `cuda_std` the kernels need, under `cuda_std`'s names.
+//!
+//! One API, two backends chosen at compile time:
+//! - `nvptx64`: rustc's NVPTX target; every function is an intrinsic or a single instruction,
+//!   and the memory wrappers compile to plain `ld`/`st` (plus one bounds compare).
+//! - any other target: the [`simt`] CPU simulator, which sees every index query, barrier,
+//!   shuffle and memory access, and reports races, out-of-bounds accesses and divergent
+//!   barriers instead of running into undefined behaviour.
+//!
+//! Kernel files use only this module; they never touch raw pointers. `unsafe` lives in the
+//! backends and in the `from_raw` constructors below, each with its `SAFETY:` argument.
+
+#[cfg(target_arch = "nvptx64")]
+#[path = "nvptx.rs"]
+mod backend;
+#[cfg(not(target_arch = "nvptx64"))]
+#[path = "sim.rs"]
+mod backend;
+
+use crate::element::{Element, Vector16};
+use core::marker::PhantomData;
+
+pub use crate::launch::WARP_SIZE;
+
+/// Every lane of a warp.
+pub const FULL_MASK: u32 = u32::MAX;
+
+/// `threadIdx.x`
+#[inline(always)]
+pub fn thread_idx_x() -> u32 {
+    backend::thread_idx_x()
+}
+/// `blockIdx.x`
+#[inline(always)]
+pub fn block_idx_x() -> u32 {
+    backend::block_idx_x()
+}
+/// `blockDim.x`
+#[inline(always)]
+pub fn block_dim_x() -> u32 {
+    backend::block_dim_x()
+}
+/// `gridDim.x`
+#[inline(always)]
+pub fn grid_dim_x() -> u32 {
+    backend::grid_dim_x()
+}
+/// This thread's lane within its warp (`%laneid`).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    backend::lane_id()
+}
+
+/// `__syncthreads()`: waits until every thread of the block arrives; orders the block's
+/// shared- and global-memory accesses before it against those after it.
+#[inline(always)]
+#[track_caller]
+pub fn sync_threads() {
+    backend::sync_threads()
+}
+
+/// `__syncwarp(mask)`: waits for the lanes in `mask` (which must include the caller) and
+/// orders their memory accesses. Needed since Volta, whose lanes are scheduled independently.
+#[inline(always)]
+#[track_caller]
+pub fn sync_warp(mask: u32) {
+    backend::sync_warp(mask)
+}
+
+/// `__shfl_down_sync(mask, value, delta, width)`: returns `value` of lane `lane + delta`
+/// within this lane's `width`-wide segment, and whether that lane existed; lanes whose source
+/// falls outside the segment get their own `value` back and `false`.
+#[inline(always)]
+#[track_caller]
+pub fn warp_shuffle_down<T: Element>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+    let (bits, in_range) = backend::shuffle_down::<T>(mask, value.to_bits64(), delta, width);
+    (T::from_bits64(bits), in_range)
+}
+
+/// `__threadfence()`: makes this thread's earlier global writes visible to the whole device
+/// before its later ones (used with an atomic counter to hand partials to the last block).
+#[inline(always)]
+pub fn thread_fence() {
+    backend::thread_fence()
+}
+
+/// What went wrong when a kernel stops itself (on the GPU: `trap`, the launch fails).
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    OutOfBounds {
+        space: Space,
+        index: usize,
+        len: usize,
+    },
+    Misaligned {
+        space: Space,
+        index: usize,
+    },
+    SharedTooSmall {
+        wanted: usize,
+        available: usize,
+    },
+    BlockSizeMismatch {
+        compiled: u32,
+        launched: u32,
+    },
+}
+
+/// Which memory an access went to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Shared,
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn fault(fault: Fault) -> ! {
+    backend::fault(fault)
+}
+
+/// Faults unless the block has `BLOCK` threads: for kernels whose block size is a compile-time
+/// constant, so a launch with another size fails loudly instead of reducing garbage.
+#[inline(always)]
+#[track_caller]
+pub fn require_block_dim<const BLOCK: u32>() {
+    let launched = block_dim_x();
+    if launched != BLOCK {
+        fault(Fault::BlockSizeMismatch {
+            compiled: BLOCK,
+            launched,
+        });
+    }
+}
+
+/// A read-only view of `len` elements of global memory: the kernels' input.
+#[derive(Clone, Copy)]
+pub struct GlobalSlice<T> {
+    ptr: *const T,
+    len: usize,
+}
+
+impl<T: Element> GlobalSlice<T> {
+    /// # Safety
+    /// `ptr` must be valid for reads of `len` elements for the whole launch, and nothing may
+    /// write them during it.
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *const T, len: usize) -> Self {
+        Self { ptr, len }
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `index`; a fault if `index >= len`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(&self, index: usize) -> T {
+        if index >= self.len {
+            fault(Fault::OutOfBounds {
+                space: Space::Global,
+                index,
+                len: self.len,
+            });
+        }
+        // SAFETY: index < len, and `from_raw`'s contract makes the first `len` elements
+        // readable and unchanging for the launch.
+        let ptr = unsafe { self.ptr.add(index) };
+        backend::global_access(ptr as usize, size_of::<T>(), false);
+        // SAFETY: as above.
+        unsafe { ptr.read() }
+    }
+
+    /// Elements before the first one whose address is a multiple of 16 bytes: the scalar head
+    /// before vector loads can start (0 for buffers fresh from the allocator).
+    #[inline(always)]
+    pub fn vector_head(&self) -> usize {
+        let misalignment = (self.ptr as usize) % 16;
+        if misalignment == 0 {
+            0
+        } else {
+            // Elements are naturally aligned, so the distance is a whole number of elements.
+            ((16 - misalignment) / size_of::<T>()).min(self.len)
+        }
+    }
+
+    /// The 16 bytes of elements from `first` on in one vector load (`ld.global.v4.b32` /
+    /// `.v2.b64`). `first` must be 16-byte aligned (see [`Self::vector_head`]) and the whole
+    /// vector inside the slice.
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_vector(&self, first: usize) -> T::Vector16 {
+        let lanes = <T::Vector16 as Vector16<T>>::LANES;
+        if first.checked_add(lanes).is_none_or(|end| end > self.len) {
+            fault(Fault::OutOfBounds {
+                space: Space::Global,
+                index: first.saturating_add(lanes - 1),
+                len: self.len,
+            });
+        }
+        // SAFETY: first + lanes <= len, so the vector is inside the slice.
+        let ptr = unsafe { self.ptr.add(first) };
+        if (ptr as usize) % 16 != 0 {
+            fault(Fault::Misaligned {
+                space: Space::Global,
+                index: first,
+            });
+        }
+        backend::global_access(ptr as usize, 16, false);
+        // SAFETY: in bounds and readable (above, and `from_raw`), and 16-byte aligned as the
+        // `repr(align(16))` vector type requires (checked just above).
+        unsafe { ptr.cast::<T::Vector16>().read() }
+    }
+}
+
+/// A writable view of `len` elements of global memory: the kernels' per-block partials.
+#[derive(Clone, Copy)]
+pub struct GlobalSliceMut<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T: Element> GlobalSliceMut<T> {
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` elements for the whole launch, and
+    /// nothing outside the launch may access them during it.
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        Self { ptr, len }
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    pub fn store(&self, index: usize, value: T) {
+        if index >= self.len {
+            fault(Fault::OutOfBounds {
+                space: Space::Global,
+                index,
+                len: self.len,
+            });
+        }
+        // SAFETY: index < len; `from_raw` makes the slice writable for the launch.
+        let ptr = unsafe { self.ptr.add(index) };
+        backend::global_access(ptr as usize, size_of::<T>(), true);
+        // SAFETY: as above.
+        unsafe { ptr.write(value) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(&self, index: usize) -> T {
+        if index >= self.len {
+            fault(Fault::OutOfBounds {
+                space: Space::Global,
+                index,
+                len: self.len,
+            });
+        }
+        // SAFETY: index < len; `from_raw` makes the slice readable for the launch.
+        let ptr = unsafe { self.ptr.add(index) };
+        backend::global_access(ptr as usize, size_of::<T>(), false);
+        // SAFETY: as above. Another block's write is made visible by the caller's ordering
+        // (fence + counter); the simulator checks that such an ordering exists.
+        unsafe { ptr.read_volatile() }
+    }
+
+    /// A read-only view of the same memory.
+    #[inline(always)]
+    pub fn as_input(&self) -> GlobalSlice<T> {
+        GlobalSlice {
+            ptr: self.ptr,
+            len: self.len,
+        }
+    }
+}
+
+/// A `u32` counter in global memory, changed only by atomics.
+#[derive(Clone, Copy)]
+pub struct GlobalCounter {
+    ptr: *mut u32,
+}
+
+impl GlobalCounter {
+    /// # Safety
+    /// `ptr` must point to a `u32` in global memory that only atomics access during the launch.
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut u32) -> Self {
+        Self { ptr }
+    }
+
+    /// `atomicAdd`: adds `value` and returns the value before, at device scope.
+    #[inline(always)]
+    #[track_caller]
+    pub fn fetch_add(&self, value: u32) -> u32 {
+        backend::atomic_add_u32(self.ptr, value)
+    }
+
+    /// `atomicExch(counter, 0)`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn reset(&self) {
+        backend::atomic_exchange_u32(self.ptr, 0);
+    }
+}
+
+/// A view of the block's shared memory as an array of `len` elements. Never zero-initialised:
+/// a word is garbage until a thread of this block writes it (the simulator poisons it and
+/// reports reads of words nobody wrote).
+pub struct SharedArray<T> {
+    ptr: *mut T,
+    /// Bytes from the start of the block's shared memory to element 0.
+    offset: usize,
+    len: usize,
+    _not_send: PhantomData<*mut T>,
+}
+
+impl<T: Element> SharedArray<T> {
+    /// `len` elements starting `offset` bytes into the block's dynamic shared memory, whose
+    /// size the launch sets; a fault if the launch gave fewer bytes. Use through
+    /// [`shared_array!`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn dynamic(offset: usize, len: usize) -> Self {
+        let (base, bytes) = backend::dynamic_shared_memory();
+        let offset = offset.next_multiple_of(align_of::<T>());
+        let wanted = len.saturating_mul(size_of::<T>()).saturating_add(offset);
+        if wanted > bytes {
+            fault(Fault::SharedTooSmall {
+                wanted,
+                available: bytes,
+            });
+        }
+        // SAFETY: offset <= wanted <= bytes, inside this block's shared memory.
+        let ptr = unsafe { base.add(offset) }.cast();
+        Self {
+            ptr,
+            offset,
+            len,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Bytes from the start of shared memory to just past this array: where the next one may go.
+    #[inline(always)]
+    pub fn end_offset(&self) -> usize {
+        self.offset + self.len * size_of::<T>()
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn checked(&self, index: usize, write: bool) -> *mut T {
+        if index >= self.len {
+            fault(Fault::OutOfBounds {
+                space: Space::Shared,
+                index,
+                len: self.len,
+            });
+        }
+        backend::shared_access(self.offset + index * size_of::<T>(), size_of::<T>(), write);
+        // SAFETY: index < len and `dynamic` checked that the array fits in this block's shared
+        // memory, which lives as long as the block.
+        unsafe { self.ptr.add(index) }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(&self, index: usize) -> T {
+        // SAFETY: `checked` returns an in-bounds pointer into live shared memory.
+        unsafe { self.checked(index, false).read() }
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    pub fn store(&self, index: usize, value: T) {
+        // SAFETY: as in `load`.
+        unsafe { self.checked(index, true).write(value) }
+    }
+
+    /// A `volatile` load, as the seeds' warp-synchronous code uses: never cached in a
+    /// register, but still no ordering between lanes (that takes `sync_warp`).
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_volatile(&self, index: usize) -> T {
+        // SAFETY: as in `load`.
+        unsafe { self.checked(index, false).read_volatile() }
+    }
+
+    /// A `volatile` store; see [`Self::load_volatile`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn store_volatile(&self, index: usize, value: T) {
+        // SAFETY: as in `load`.
+        unsafe { self.checked(index, true).write_volatile(value) }
+    }
+}
+
+/// `shared_array![T; len]`: the block's dynamic shared memory as `len` elements of `T`
+/// (the host sizes it at launch from the same version table).
+/// `shared_array![T; len; after other]` places the array just past `other`.
+#[macro_export]
+macro_rules! shared_array {
+    ($t:ty; $len:expr) => {
+        $crate::device::SharedArray::<$t>::dynamic(0, $len)
+    };
+    ($t:ty; $len:expr; after $other:expr) => {
+        $crate::device::SharedArray::<$t>::dynamic($other.end_offset(), $len)
+    };
+}
+pub use shared_array;

@@ -1,0 +1,123 @@
+//! The GPU backend: NVPTX intrinsics and single PTX instructions.
+
+use super::Fault;
+use crate::element::Element;
+use core::arch::asm;
+use core::arch::nvptx;
+
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.read.ptx.sreg.laneid"]
+    fn read_laneid() -> u32;
+    #[link_name = "llvm.nvvm.bar.warp.sync"]
+    fn bar_warp_sync(mask: u32);
+    #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
+    fn shfl_sync_down_i32(mask: u32, value: i32, delta: u32, clamp: u32) -> i32;
+    #[link_name = "llvm.nvvm.membar.gl"]
+    fn membar_gl();
+}
+
+#[inline(always)]
+pub fn thread_idx_x() -> u32 {
+    // SAFETY: reads a special register; no memory is touched.
+    unsafe { nvptx::_thread_idx_x() }
+}
+#[inline(always)]
+pub fn block_idx_x() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { nvptx::_block_idx_x() }
+}
+#[inline(always)]
+pub fn block_dim_x() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { nvptx::_block_dim_x() }
+}
+#[inline(always)]
+pub fn grid_dim_x() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { nvptx::_grid_dim_x() }
+}
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { read_laneid() }
+}
+
+#[inline(always)]
+pub fn sync_threads() {
+    // SAFETY: `bar.sync 0`; every thread of the block reaching it is the kernels' contract
+    // (the simulator checks it).
+    unsafe { nvptx::_syncthreads() }
+}
+
+#[inline(always)]
+pub fn sync_warp(mask: u32) {
+    // SAFETY: `bar.warp.sync mask`; the lanes named in `mask` all execute it (checked by the
+    // simulator).
+    unsafe { bar_warp_sync(mask) }
+}
+
+/// `shfl.sync.down.b32`; 64-bit values move as two 32-bit halves.
+#[inline(always)]
+pub fn shuffle_down<T: Element>(mask: u32, bits: u64, delta: u32, width: u32) -> (u64, bool) {
+    // The `c` operand packs the segment mask and the clamp lane (PTX ISA, shfl.sync).
+    let clamp = ((super::WARP_SIZE - width) << 8) | 0x1f;
+    let in_range = lane_id() % width + delta < width;
+    // SAFETY: a register exchange among the lanes of `mask`, which all execute it.
+    unsafe {
+        let low = shfl_sync_down_i32(mask, bits as u32 as i32, delta, clamp) as u32 as u64;
+        if size_of::<T>() == 8 {
+            let high =
+                shfl_sync_down_i32(mask, (bits >> 32) as u32 as i32, delta, clamp) as u32 as u64;
+            (low | (high << 32), in_range)
+        } else {
+            (low, in_range)
+        }
+    }
+}
+
+#[inline(always)]
+pub fn thread_fence() {
+    // SAFETY: `membar.gl`, a fence; touches no memory itself.
+    unsafe { membar_gl() }
+}
+
+#[inline(always)]
+pub fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
+    // SAFETY: `GlobalCounter::from_raw` requires a valid global u32 accessed only by atomics.
+    let counter = unsafe { core::sync::atomic::AtomicU32::from_ptr(ptr) };
+    counter.fetch_add(value, core::sync::atomic::Ordering::Relaxed)
+}
+
+#[inline(always)]
+pub fn atomic_exchange_u32(ptr: *mut u32, value: u32) -> u32 {
+    // SAFETY: as in `atomic_add_u32`.
+    let counter = unsafe { core::sync::atomic::AtomicU32::from_ptr(ptr) };
+    counter.swap(value, core::sync::atomic::Ordering::Relaxed)
+}
+
+/// The block's dynamic shared memory and its size in bytes (`%dynamic_smem_size`).
+#[inline(always)]
+pub fn dynamic_shared_memory() -> (*mut u8, usize) {
+    /// Declares the dynamic shared memory 16-byte aligned, enough for any element and vector.
+    #[repr(C, align(16))]
+    struct Aligned16([u8; 16]);
+    let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<Aligned16>().cast::<u8>();
+    let bytes: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        asm!("mov.u32 {0}, %dynamic_smem_size;", out(reg32) bytes, options(pure, nomem, nostack))
+    };
+    (base, bytes as usize)
+}
+
+/// The GPU backend has nothing to record: accesses are plain loads and stores.
+#[inline(always)]
+pub fn shared_access(_byte_offset: usize, _bytes: usize, _write: bool) {}
+#[inline(always)]
+pub fn global_access(_addr: usize, _bytes: usize, _write: bool) {}
+
+#[inline(always)]
+pub fn fault(_fault: Fault) -> ! {
+    // SAFETY: `trap` aborts the kernel; the launch then fails with an error the host reports.
+    unsafe { nvptx::trap() }
+}

@@ -1,0 +1,56 @@
+//! The CPU backend: every call goes to the [`simt`] simulator, which runs each kernel thread
+//! as a coroutine and checks each barrier, shuffle and memory access.
+
+use super::{Fault, Space};
+use crate::element::Element;
+
+pub use simt::{
+    block_dim_x, block_idx_x, dynamic_shared_memory, global_access, grid_dim_x, lane_id,
+    shared_access, sync_threads, sync_warp, thread_fence, thread_idx_x,
+};
+
+#[inline(always)]
+#[track_caller]
+pub fn shuffle_down<T: Element>(mask: u32, bits: u64, delta: u32, width: u32) -> (u64, bool) {
+    simt::shuffle_down(mask, bits, delta, width)
+}
+
+#[inline(always)]
+#[track_caller]
+pub fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
+    simt::atomic_add_u32(ptr, value)
+}
+
+#[inline(always)]
+#[track_caller]
+pub fn atomic_exchange_u32(ptr: *mut u32, value: u32) -> u32 {
+    simt::atomic_exchange_u32(ptr, value)
+}
+
+#[track_caller]
+pub fn fault(fault: Fault) -> ! {
+    let space = |s: Space| match s {
+        Space::Global => "global",
+        Space::Shared => "shared",
+    };
+    match fault {
+        Fault::OutOfBounds {
+            space: s,
+            index,
+            len,
+        } => simt::fault(format_args!(
+            "out-of-bounds {} memory access: index {index} of an array of {len} elements",
+            space(s)
+        )),
+        Fault::Misaligned { space: s, index } => simt::fault(format_args!(
+            "misaligned 16-byte {} memory access at element {index}",
+            space(s)
+        )),
+        Fault::BlockSizeMismatch { compiled, launched } => simt::fault(format_args!(
+            "the kernel was compiled for {compiled} threads per block but launched with {launched}"
+        )),
+        Fault::SharedTooSmall { wanted, available } => simt::fault(format_args!(
+            "the kernel wants {wanted} bytes of shared memory but the launch gave {available}"
+        )),
+    }
+}

@@ -1,0 +1,69 @@
+//! # v4 — unroll the last warp
+//! (seed `003` `reduce_v4_unroll_last_warp`; seeds `002`'s "V5")
+//!
+//! Changes against v3: the tree runs with barriers only while more than one warp is active
+//! (`s > 32`); the last six rounds (`s = 32 … 1`) are done by warp 0 alone, unrolled, with no
+//! `sync_threads` and no `if tid < s` — lanes whose result nobody needs compute it anyway.
+//!
+//! ```text
+//! s = B/2 … 64:  sync_threads tree (v2/v3)
+//! warp 0:        [t] ⊕= [t+32]; [t] ⊕= [t+16]; [t] ⊕= [t+8]; [t] ⊕= [t+4]; [t] ⊕= [t+2]; [t] ⊕= [t+1]
+//! ```
+//!
+//! # Correction against the seeds
+//! The seeds rely on the warp running in lockstep and mark `cache` `volatile`; they state no
+//! `__syncwarp()` is needed. Since Volta (independent thread scheduling) that is a data race:
+//! lane 16 may write `cache[16]` before lane 0 has read it. This port keeps the technique —
+//! one warp, unrolled, shared memory, no block barrier — and makes it correct: each step
+//! reads both operands into a register, `sync_warp`s, then writes, and `sync_warp`s again.
+//! (The seeds' literal code is kept in the simulator tests, where it is reported as a race;
+//! compute-sanitizer's racecheck on the H100 reports it too, as a warning.)
+//!
+//! # Thread Mapping, output contract, any length
+//! As v3: two elements per thread, one partial per block, identity past the end.
+//! Needs `blockDim >= 64` (the first step reads `tid + 32`).
+
+use crate::device::{
+    FULL_MASK, GlobalCounter, GlobalSlice, GlobalSliceMut, SharedArray, block_dim_x, block_idx_x,
+    shared_array, sync_threads, sync_warp, thread_idx_x,
+};
+use crate::element::{Element, ReduceOp};
+use crate::reduce_v2_no_bank_conflict::tree_reduce_shared;
+use crate::reduce_v3_add_during_load::load_pair;
+
+/// Reduces `shared[0..64]` into `shared[0]` with the 32 lanes of warp 0, unrolled.
+/// Every step reads, syncs the warp, writes and syncs again, so no lane reads a word another
+/// lane is writing in the same step.
+#[inline(always)]
+pub(crate) fn warp_reduce_shared<T: Element, Op: ReduceOp<T>>(shared: &SharedArray<T>, lane: u32) {
+    let lane = lane as usize;
+    let mut value = shared.load(lane);
+    for offset in [32, 16, 8, 4, 2, 1] {
+        value = Op::combine(value, shared.load(lane + offset));
+        sync_warp(FULL_MASK);
+        shared.store(lane, value);
+        sync_warp(FULL_MASK);
+    }
+}
+
+pub fn reduce_v4<T: Element, Op: ReduceOp<T>>(
+    input: GlobalSlice<T>,
+    partials: GlobalSliceMut<T>,
+    _retired: GlobalCounter,
+) {
+    let tid = thread_idx_x();
+    let block = block_dim_x();
+    let shared = shared_array![T; block as usize];
+
+    shared.store(tid as usize, load_pair::<T, Op>(&input, tid, block));
+    sync_threads();
+
+    tree_reduce_shared::<T, Op>(&shared, tid, block / 2, 32);
+    if tid < 32 {
+        warp_reduce_shared::<T, Op>(&shared, tid);
+    }
+
+    if tid == 0 {
+        partials.store(block_idx_x() as usize, shared.load(0));
+    }
+}

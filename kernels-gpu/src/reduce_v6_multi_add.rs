@@ -1,0 +1,64 @@
+//! # v6 — multiple adds per thread: a grid sized to the GPU
+//! (Harris's "V7"; the seeds' `NUM_PER_THREAD` idea)
+//!
+//! Changes against v5: instead of one block per `2 * BLOCK` elements (65 536 blocks for
+//! 2^25 elements), the host launches only as many blocks as the GPU keeps resident
+//! (multiprocessors × `RESIDENT_THREADS_PER_SM / BLOCK`), and each thread walks the input in
+//! a grid-stride loop, combining two elements per step in a register. The shared-memory tree
+//! (v5's, unrolled) then runs once per block over many elements instead of once per 512:
+//! per element, almost all the work left is the load.
+//!
+//! ```text
+//! grid stride G = 2 * BLOCK * gridDim
+//! thread t of block b:  acc = x[i] ⊕ x[i+BLOCK] ⊕ x[i+G] ⊕ x[i+G+BLOCK] ⊕ …,  i = b*2*BLOCK + t
+//! then v5's tree over the block's accumulators
+//! ```
+//!
+//! # Thread Mapping
+//! Thread `t` of block `b` combines elements `b*2*BLOCK + t + k*G` and `… + BLOCK`, k = 0, 1, …
+//!
+//! # Output contract
+//! One partial per block (`gridDim` partials, a few per multiprocessor).
+//!
+//! # Any length
+//! The loop bound is the length; the second load of a pair is guarded.
+
+use crate::device::{
+    GlobalCounter, GlobalSlice, GlobalSliceMut, block_idx_x, grid_dim_x, require_block_dim,
+    shared_array, sync_threads, thread_idx_x,
+};
+use crate::element::{Element, ReduceOp};
+use crate::launch::ADD_DURING_LOAD;
+use crate::reduce_v5_complete_unroll::block_reduce_unrolled;
+
+pub fn reduce_v6<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
+    input: GlobalSlice<T>,
+    partials: GlobalSliceMut<T>,
+    _retired: GlobalCounter,
+) {
+    require_block_dim::<BLOCK>();
+    let tid = thread_idx_x();
+    let shared = shared_array![T; BLOCK as usize];
+
+    let pair = (ADD_DURING_LOAD * BLOCK) as usize;
+    let grid_stride = pair * grid_dim_x() as usize;
+    let len = input.len();
+    let mut index = block_idx_x() as usize * pair + tid as usize;
+    let mut acc = Op::IDENTITY;
+    while index < len {
+        acc = Op::combine(acc, input.load(index));
+        let second = index + BLOCK as usize;
+        if second < len {
+            acc = Op::combine(acc, input.load(second));
+        }
+        index += grid_stride;
+    }
+    shared.store(tid as usize, acc);
+    sync_threads();
+
+    block_reduce_unrolled::<T, Op, BLOCK>(&shared, tid);
+
+    if tid == 0 {
+        partials.store(block_idx_x() as usize, shared.load(0));
+    }
+}

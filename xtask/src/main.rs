@@ -1,0 +1,256 @@
+//! `cargo xtask build-ptx`: compiles `kernels-gpu` with rustc's `nvptx64-nvidia-cuda` target,
+//! writes `target/ptx/kernels_gpu.<arch>.ptx` with its source stamp, and — where `ptxas` is
+//! found — assembles it into a cubin and prints each kernel's registers, spills and shared
+//! memory.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod source_hash;
+
+#[derive(Parser)]
+#[command(about = "Project tasks for reduce-rs")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Build the kernels to PTX (and a cubin, where ptxas is found).
+    BuildPtx {
+        /// GPU architecture (`sm_XY`) to compile for.
+        #[arg(long, default_value = "sm_90")]
+        arch: String,
+        /// Only build the PTX; do not look for ptxas.
+        #[arg(long)]
+        no_ptxas: bool,
+    },
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().task {
+        Task::BuildPtx { arch, no_ptxas } => build_ptx(&arch, no_ptxas),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root")
+        .to_path_buf()
+}
+
+fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
+    let valid_arch = arch
+        .strip_prefix("sm_")
+        .is_some_and(|n| n.len() >= 2 && n.bytes().all(|b| b.is_ascii_digit()));
+    if !valid_arch {
+        bail!("--arch must look like sm_90 (got `{arch}`)");
+    }
+    let root = workspace_root();
+    let build_dir = root.join("target/nvptx");
+    let deps = build_dir.join("nvptx64-nvidia-cuda/release/deps");
+
+    eprintln!("building kernels-gpu for nvptx64-nvidia-cuda ({arch})");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(&root)
+        .args([
+            "rustc",
+            "--package",
+            "kernels-gpu",
+            "--release",
+            "--lib",
+            "--crate-type",
+            "rlib",
+        ])
+        .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+        .arg("--target-dir")
+        .arg(&build_dir)
+        .args([
+            "--",
+            "-C",
+            &format!("target-cpu={arch}"),
+            "-C",
+            "debuginfo=0",
+            "--emit=asm",
+        ])
+        .status()
+        .context("running cargo rustc for the nvptx64-nvidia-cuda target")?;
+    if !status.success() {
+        bail!("compiling kernels-gpu to PTX failed (see the errors above)");
+    }
+
+    let ptx_source = newest_assembly(&deps)?;
+    let ptx = std::fs::read_to_string(&ptx_source)
+        .with_context(|| format!("reading {}", ptx_source.display()))?;
+    let unresolved: Vec<&str> = ptx
+        .lines()
+        .filter(|line| line.starts_with(".extern .func"))
+        .collect();
+    if !unresolved.is_empty() {
+        bail!(
+            "the PTX calls functions it does not define, so the driver could not load it:\n  {}\n\
+             (a panicking path in a kernel pulls in `core`'s panic machinery: keep kernels free of them)",
+            unresolved.join("\n  ")
+        );
+    }
+    let kernels = ptx
+        .lines()
+        .filter(|line| line.starts_with(".visible .entry"))
+        .count();
+
+    let out_dir = root.join("target/ptx");
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let ptx_path = out_dir.join(format!("kernels_gpu.{arch}.ptx"));
+    let cubin_path = ptx_path.with_extension("cubin");
+    let stamp_path = ptx_path.with_extension("source-hash");
+    let hash = source_hash::kernel_source_hash(&root.join("kernels-gpu"))
+        .context("hashing the kernel sources")?;
+    // A stale cubin must never sit next to fresh PTX.
+    let _ = std::fs::remove_file(&cubin_path);
+    std::fs::write(&ptx_path, &ptx).with_context(|| format!("writing {}", ptx_path.display()))?;
+    std::fs::write(&stamp_path, &hash)
+        .with_context(|| format!("writing {}", stamp_path.display()))?;
+    println!(
+        "wrote {} ({kernels} kernels, {} KiB, sources {hash})",
+        ptx_path.display(),
+        ptx.len() / 1024
+    );
+
+    if no_ptxas {
+        return Ok(());
+    }
+    let Some(ptxas) = find_ptxas(&root) else {
+        println!(
+            "ptxas not found (PATH, $PTXAS, $CUDA_HOME/bin, .tools/): skipped the cubin and the resource report"
+        );
+        println!("  the driver will JIT-compile the PTX at the first run instead");
+        return Ok(());
+    };
+    let output = Command::new(&ptxas)
+        .arg(format!("-arch={arch}"))
+        .arg("-v")
+        .arg(&ptx_path)
+        .arg("-o")
+        .arg(&cubin_path)
+        .output()
+        .with_context(|| format!("running {}", ptxas.display()))?;
+    let report = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        bail!("ptxas rejected {}:\n{report}", ptx_path.display());
+    }
+    let mut resources = parse_ptxas_report(&report);
+    resources.sort_by(|a, b| a.name.cmp(&b.name));
+    print_resources(&resources);
+    println!(
+        "wrote {} (assembled by {})",
+        cubin_path.display(),
+        ptxas.display()
+    );
+    Ok(())
+}
+
+/// The `.s` file the last build wrote (old builds may have left others with other hashes).
+fn newest_assembly(deps: &Path) -> Result<PathBuf> {
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(deps).with_context(|| format!("listing {}", deps.display()))? {
+        let path = entry?.path();
+        let is_kernels = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("kernels_gpu-") && n.ends_with(".s"));
+        if is_kernels {
+            let modified = path.metadata()?.modified()?;
+            if newest.as_ref().is_none_or(|(time, _)| modified > *time) {
+                newest = Some((modified, path));
+            }
+        }
+    }
+    newest
+        .map(|(_, path)| path)
+        .with_context(|| format!("no kernels_gpu-*.s in {}", deps.display()))
+}
+
+fn find_ptxas(root: &Path) -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(path) = std::env::var_os("PTXAS") {
+        candidates.push(PathBuf::from(path));
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&paths).map(|dir| dir.join("ptxas")));
+    }
+    if let Some(cuda) = std::env::var_os("CUDA_HOME") {
+        candidates.push(PathBuf::from(cuda).join("bin/ptxas"));
+    }
+    candidates.push(PathBuf::from("/usr/local/cuda/bin/ptxas"));
+    // Where .ci/run unpacks PyPI's nvidia-cuda-nvcc wheel.
+    candidates.push(root.join(".tools/nvcc/nvidia/cu13/bin/ptxas"));
+    candidates.into_iter().find(|path| path.is_file())
+}
+
+#[derive(Debug, Default)]
+struct KernelResources {
+    name: String,
+    registers: u32,
+    spill_stores: u32,
+    spill_loads: u32,
+    stack_bytes: u32,
+    barriers: u32,
+}
+
+/// Reads ptxas's `-v` lines: "Compiling entry function 'X'", then "N bytes stack frame, N bytes
+/// spill stores, N bytes spill loads", then "Used N registers, used N barriers, ...".
+fn parse_ptxas_report(report: &str) -> Vec<KernelResources> {
+    let number_before = |line: &str, word: &str| -> u32 {
+        line.split(',')
+            .find(|part| part.contains(word))
+            .and_then(|part| part.split_whitespace().find_map(|token| token.parse().ok()))
+            .unwrap_or(0)
+    };
+    let mut kernels: Vec<KernelResources> = Vec::new();
+    for line in report.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            kernels.push(KernelResources {
+                name,
+                ..Default::default()
+            });
+        } else if let Some(kernel) = kernels.last_mut() {
+            if line.contains("stack frame") {
+                kernel.stack_bytes = number_before(line, "stack frame");
+                kernel.spill_stores = number_before(line, "spill stores");
+                kernel.spill_loads = number_before(line, "spill loads");
+            } else if line.contains("Used") && line.contains("registers") {
+                kernel.registers = number_before(line, "registers");
+                kernel.barriers = number_before(line, "barriers");
+            }
+        }
+    }
+    kernels
+}
+
+fn print_resources(kernels: &[KernelResources]) {
+    println!(
+        "{:<34} {:>5} {:>7} {:>7} {:>6} {:>8}",
+        "kernel", "regs", "spill-st", "spill-ld", "stack", "barriers"
+    );
+    for k in kernels {
+        println!(
+            "{:<34} {:>5} {:>7} {:>7} {:>6} {:>8}",
+            k.name, k.registers, k.spill_stores, k.spill_loads, k.stack_bytes, k.barriers
+        );
+    }
+    let spilling = kernels
+        .iter()
+        .filter(|k| k.spill_stores + k.spill_loads > 0)
+        .count();
+    let max_regs = kernels.iter().map(|k| k.registers).max().unwrap_or(0);
+    println!(
+        "{} kernels assembled: up to {max_regs} registers, {spilling} with spills; shared memory is dynamic (sized per launch by the host's version table)",
+        kernels.len()
+    );
+}

@@ -1,0 +1,39 @@
+// Shared by `xtask` (which stamps the PTX it builds) and by `host/build.rs` (which bakes the
+// same hash into the host binary), so the host can tell PTX built from other kernel sources.
+
+/// FNV-1a over the relative path and contents of every file under `kernels-gpu/src` plus its
+/// `Cargo.toml`, in sorted order. Not cryptographic: it only has to notice edits.
+pub fn kernel_source_hash(kernels_dir: &std::path::Path) -> std::io::Result<String> {
+    fn collect(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                collect(&path, files)?;
+            } else {
+                files.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = vec![kernels_dir.join("Cargo.toml")];
+    collect(&kernels_dir.join("src"), &mut files)?;
+    files.sort();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for file in files {
+        let relative = file
+            .strip_prefix(kernels_dir)
+            .unwrap_or(&file)
+            .to_string_lossy()
+            .replace('\\', "/");
+        for byte in relative
+            .bytes()
+            .chain([0])
+            .chain(std::fs::read(&file)?)
+            .chain([0])
+        {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    Ok(format!("{hash:016x}"))
+}
