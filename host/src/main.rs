@@ -1,1 +1,155 @@
-fn main() {}
+//! `cargo run -p host -- v5` · `… all` · `… list`: runs reduce versions on the GPU (or the CPU
+//! simulator), checks them against a CPU reference and reports their speed.
+
+use anyhow::{Result, bail};
+use clap::Parser;
+use host::element::{DType, OpKind};
+use host::gpu::Timing;
+use host::input::Pattern;
+use host::report::{print_header, print_list, print_outcome, print_table};
+use host::run::{Backend, BackendChoice, Case, run_versions};
+use host::sim::SIM_DEFAULT_LEN;
+use host::size::parse_len;
+use host::versions::{self, VERSIONS, Version};
+use kernels_gpu::launch::{BLOCK_SIZES, DEFAULT_BLOCK_SIZE};
+use kernels_gpu::simulate::Schedule;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The seeds' problem size: 32M f32.
+const GPU_DEFAULT_LEN: usize = 1 << 25;
+
+#[derive(Parser)]
+#[command(
+    name = "host",
+    about = "Runs the reduce series (v0–v8) on the GPU or the CPU simulator, checks and times it",
+    after_help = "Examples:\n  host v5                     v5 on 2^25 f32 on the GPU (or the simulator)\n  host all --n 2^20           every version as one table\n  host unroll-last-warp --dtype i32 --op max\n  host list                   versions, techniques and the seeds' numbering"
+)]
+struct Cli {
+    /// `list`, `all`, or a version: v0…v8, 0…8, or its technique (e.g. unroll-last-warp)
+    what: String,
+    /// Elements to reduce [default: 2^25 on the GPU, 2^18 on the simulator]; e.g. 2^25, 32M, 1e6, 2^25+7
+    #[arg(long, value_parser = parse_len)]
+    n: Option<usize>,
+    /// Threads per block
+    #[arg(long, default_value_t = DEFAULT_BLOCK_SIZE, value_parser = parse_block)]
+    block: u32,
+    #[arg(long, value_enum, default_value_t = DType::F32)]
+    dtype: DType,
+    #[arg(long, value_enum, default_value_t = OpKind::Sum)]
+    op: OpKind,
+    /// Input values
+    #[arg(long, value_enum, default_value_t = Pattern::Random)]
+    pattern: Pattern,
+    /// Seed of the input generator
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+    /// Timed repetitions on the GPU (the median is reported)
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Untimed runs before timing
+    #[arg(long, default_value_t = 3)]
+    warmup: u32,
+    /// Simulator: shuffle the thread schedule from this seed (default: in order)
+    #[arg(long)]
+    schedule_seed: Option<u64>,
+    /// Directory with kernels_gpu.sm_XY.ptx [default: target/ptx]
+    #[arg(long, env = "REDUCE_PTX_DIR")]
+    ptx_dir: Option<PathBuf>,
+}
+
+fn parse_block(text: &str) -> Result<u32, String> {
+    let valid = || format!("block size must be one of {BLOCK_SIZES:?}");
+    let block: u32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number; {}", valid()))?;
+    if BLOCK_SIZES.contains(&block) {
+        Ok(block)
+    } else {
+        Err(format!("{block} is not supported; {}", valid()))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `Ok(false)` when a result failed its check.
+fn run(cli: &Cli) -> Result<bool> {
+    let selected: Vec<&'static Version> = match cli.what.as_str() {
+        "list" => {
+            print_list();
+            return Ok(true);
+        }
+        "all" => VERSIONS.iter().collect(),
+        name => vec![versions::find(name)?],
+    };
+    let schedule = cli
+        .schedule_seed
+        .map_or(Schedule::InOrder, |seed| Schedule::Shuffled { seed });
+    if cli.schedule_seed.is_some() && cli.backend == BackendChoice::Gpu {
+        bail!(
+            "--schedule-seed shuffles the simulator's threads; it has no meaning with --backend gpu"
+        );
+    }
+    let (backend, note) = Backend::select(cli.backend, cli.ptx_dir.as_deref(), schedule)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let len = match (cli.n, backend.is_gpu()) {
+        (Some(n), _) => n,
+        (None, true) => GPU_DEFAULT_LEN,
+        (None, false) => {
+            eprintln!(
+                "note: the simulator checks every access, so without --n it reduces 2^18 elements (a few seconds), not 2^25"
+            );
+            SIM_DEFAULT_LEN
+        }
+    };
+    let case = Case {
+        dtype: cli.dtype,
+        op: cli.op,
+        len,
+        block: cli.block,
+        pattern: cli.pattern,
+        seed: cli.seed,
+    };
+    let timing = Timing {
+        warmup: cli.warmup,
+        repeat: cli.repeat,
+    };
+
+    print_header(&backend, &case);
+    let results = run_versions(&backend, &selected, &case, timing)?;
+    let mut all_pass = true;
+    if selected.len() == 1 {
+        let outcome = results
+            .into_iter()
+            .next()
+            .expect("one version, one result")?;
+        print_outcome(&case, &outcome);
+        all_pass = outcome.verdict.pass;
+    } else {
+        let rows: Vec<(String, Result<_, String>)> = selected
+            .iter()
+            .zip(results)
+            .map(|(v, r)| {
+                all_pass &= r.as_ref().is_ok_and(|o| o.verdict.pass);
+                (v.name(), r.map_err(|e| format!("{e:#}")))
+            })
+            .collect();
+        print_table(&case, &rows);
+    }
+    Ok(all_pass)
+}

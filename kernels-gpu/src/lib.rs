@@ -54,6 +54,8 @@ pub mod reduce_v8_single_pass;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod entry;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod simulate;
 
 pub use reduce_v0_baseline::reduce_v0;
 pub use reduce_v1_no_divergence::reduce_v1;

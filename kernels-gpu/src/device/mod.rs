@@ -113,8 +113,10 @@ pub enum Space {
     Shared,
 }
 
-#[cold]
-#[inline(never)]
+/// Stops the kernel. On the GPU a bare `trap` inlined at the failing check (a call would make
+/// every kernel carry a function call); on the simulator a report with the caller's location.
+#[cfg_attr(target_arch = "nvptx64", inline(always))]
+#[cfg_attr(not(target_arch = "nvptx64"), cold, inline(never))]
 #[track_caller]
 fn fault(fault: Fault) -> ! {
     backend::fault(fault)
