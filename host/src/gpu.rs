@@ -158,43 +158,43 @@ impl Gpu {
         })
     }
 
-    /// Reduces `input` with `version`: every pass, timed `timing.repeat` times after
-    /// `timing.warmup` untimed runs.
+    /// Reduces `inputs` (copies of equal length; run `r` reads `inputs[r % len]`, so that small
+    /// inputs are not timed out of the L2 cache) with `version`: every pass, timed
+    /// `timing.repeat` times after `timing.warmup` untimed runs.
     pub fn reduce<T: HostElement, Op: ReduceOp<T>>(
         &self,
         version: &Version,
         block: u32,
-        input: &CudaSlice<T>,
+        inputs: &[CudaSlice<T>],
         timing: Timing,
     ) -> Result<GpuRun<T>> {
-        let passes = version.passes(
-            input.len(),
-            block,
-            size_of::<T>(),
-            self.info.multiprocessors,
-        )?;
+        let len = inputs.first().map_or(0, CudaSlice::len);
+        if inputs.is_empty() || inputs.iter().any(|i| i.len() != len) {
+            bail!("reduce needs one or more inputs of the same length");
+        }
         let name = version.entry_point(T::NAME, Op::NAME, block);
-        if let Some((_, shape)) = passes
-            .iter()
-            .find(|(_, s)| s.shared_bytes > self.info.max_shared_per_block)
-        {
+        let function = self.function(&name)?;
+        let shared_bytes = version.shape(0, block, size_of::<T>(), 1)?.shared_bytes;
+        if shared_bytes > self.info.max_shared_per_block {
             bail!(
-                "{name} needs {} bytes of shared memory per block; this GPU allows {}",
-                shape.shared_bytes,
+                "{name} needs {shared_bytes} bytes of shared memory per block; this GPU allows {}",
                 self.info.max_shared_per_block
             );
         }
-        let function = self.function(&name)?;
+        // The blocks that run at once, given this kernel's registers and shared memory.
+        let per_sm =
+            function.occupancy_max_active_blocks_per_multiprocessor(block, shared_bytes, None)?;
+        let resident = u64::from(per_sm) * u64::from(self.info.multiprocessors);
+        let passes = version.passes(len, block, size_of::<T>(), resident)?;
         let partials_len = passes[0].1.grid as usize;
         let mut ping = self.stream.alloc_zeros::<T>(partials_len)?;
         let mut pong = self.stream.alloc_zeros::<T>(partials_len)?;
         let mut retired = self.stream.alloc_zeros::<u32>(1)?;
-        let events: Vec<CudaEvent> = (0..3)
-            .map(|_| {
-                self.ctx
-                    .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            })
-            .collect::<Result<_, _>>()?;
+        let events = [
+            self.timing_event()?,
+            self.timing_event()?,
+            self.timing_event()?,
+        ];
 
         let mut first_pass = Vec::new();
         let mut to_scalar = Vec::new();
@@ -207,7 +207,7 @@ impl Gpu {
                     0 => self.launch(
                         &function,
                         shape,
-                        &input.slice(..),
+                        &inputs[run as usize % inputs.len()].slice(..),
                         len,
                         &mut ping,
                         &mut retired,
@@ -259,6 +259,54 @@ impl Gpu {
             repeat: timing.repeat,
             deterministic,
         })
+    }
+
+    /// Median time (ms) of the read-only kernel over `inputs` (rotated as in [`Self::reduce`]):
+    /// the bandwidth ceiling every version is compared with. It uses v8's grid.
+    pub fn read_probe<T: HostElement>(
+        &self,
+        inputs: &[CudaSlice<T>],
+        timing: Timing,
+    ) -> Result<f64> {
+        let len = inputs.first().map_or(0, CudaSlice::len);
+        let block = 256;
+        let function = self.function(&format!("read_probe_{}_b{block}", T::NAME))?;
+        let per_sm = function.occupancy_max_active_blocks_per_multiprocessor(block, 0, None)?;
+        let resident = u64::from(per_sm) * u64::from(self.info.multiprocessors);
+        let shape = LaunchShape {
+            shared_bytes: 0,
+            ..crate::versions::VERSIONS[8].shape(len, block, size_of::<T>(), resident)?
+        };
+        let mut sink = self.stream.alloc_zeros::<T>(1)?;
+        let mut counter = self.stream.alloc_zeros::<u32>(1)?;
+        let (start, end) = (self.timing_event()?, self.timing_event()?);
+        let mut samples = Vec::new();
+        for run in 0..timing.warmup + timing.repeat {
+            let input = &inputs[run as usize % inputs.len()];
+            start.record(&self.stream)?;
+            self.launch(
+                &function,
+                shape,
+                &input.slice(..),
+                len,
+                &mut sink,
+                &mut counter,
+            )?;
+            end.record(&self.stream)?;
+            self.stream
+                .synchronize()
+                .map_err(|e| kernel_failed("read_probe", e))?;
+            if run >= timing.warmup {
+                samples.push(f64::from(start.elapsed_ms(&end)?));
+            }
+        }
+        Ok(median(&mut samples))
+    }
+
+    fn timing_event(&self) -> Result<CudaEvent> {
+        Ok(self
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
     }
 
     /// One launch with the parameter list every kernel has.

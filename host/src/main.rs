@@ -28,7 +28,7 @@ const GPU_DEFAULT_LEN: usize = 1 << 25;
 struct Cli {
     /// `list`, `all`, or a version: v0…v8, 0…8, or its technique (e.g. unroll-last-warp)
     what: String,
-    /// Elements to reduce [default: 2^25 on the GPU, 2^18 on the simulator]; e.g. 2^25, 32M, 1e6, 2^25+7
+    /// Elements to reduce [default: 2^25 on the GPU, 2^20 on the simulator]; e.g. 2^25, 32M, 1e6, 2^25+7
     #[arg(long, value_parser = parse_len)]
     n: Option<usize>,
     /// Threads per block
@@ -112,7 +112,7 @@ fn run(cli: &Cli) -> Result<bool> {
         (None, true) => GPU_DEFAULT_LEN,
         (None, false) => {
             eprintln!(
-                "note: the simulator checks every access, so without --n it reduces 2^18 elements (a few seconds), not 2^25"
+                "note: the simulator checks every access, so without --n it reduces 2^20 elements (about a second per version), not 2^25"
             );
             SIM_DEFAULT_LEN
         }

@@ -157,7 +157,12 @@ fn run_typed<T: HostElement + RandomElement, Op: ReduceOp<T>>(
             Ok(versions
                 .iter()
                 .map(|&version| {
-                    let run = gpu.reduce::<T, Op>(version, case.block, &device_input, timing)?;
+                    let run = gpu.reduce::<T, Op>(
+                        version,
+                        case.block,
+                        std::slice::from_ref(&device_input),
+                        timing,
+                    )?;
                     let measure = Measure::Gpu {
                         first_pass_ms: run.first_pass_ms,
                         to_scalar_ms: run.to_scalar_ms,

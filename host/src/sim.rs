@@ -2,7 +2,7 @@
 //! `simt` on the CPU with every access checked.
 
 use crate::element::HostElement;
-use crate::versions::{LaunchShape, Version};
+use crate::versions::{LaunchShape, Version, resident_blocks};
 use anyhow::{Context, Result, anyhow};
 use kernels_gpu::element::ReduceOp;
 use kernels_gpu::simulate::{LaunchConfig, LaunchStats, Schedule, kernel, simulate};
@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 /// (v6–v8) as a small GPU would, so they run several blocks with many elements per thread.
 pub const SIM_MULTIPROCESSORS: u32 = 2;
 
-/// The default size when the simulator runs and the user gave no `--n`: a few seconds for
-/// the slowest version on a 2-core machine.
-pub const SIM_DEFAULT_LEN: usize = 1 << 18;
+/// The default size when the simulator runs and the user gave no `--n`: under a second for
+/// the slowest version (v0) on a 2-core machine, about 4 s for `all`.
+pub const SIM_DEFAULT_LEN: usize = 1 << 20;
 
 #[derive(Clone, Debug)]
 pub struct SimRun<T> {
@@ -30,7 +30,12 @@ pub fn reduce<T: HostElement, Op: ReduceOp<T>>(
     input: &[T],
     schedule: Schedule,
 ) -> Result<SimRun<T>> {
-    let passes = version.passes(input.len(), block, size_of::<T>(), SIM_MULTIPROCESSORS)?;
+    let passes = version.passes(
+        input.len(),
+        block,
+        size_of::<T>(),
+        resident_blocks(SIM_MULTIPROCESSORS, block),
+    )?;
     let kernel = kernel::<T, Op>(version.index, block)
         .ok_or_else(|| anyhow!("{} has no build for block size {block}", version.name()))?;
     let name = version.entry_point(T::NAME, Op::NAME, block);

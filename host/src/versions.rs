@@ -10,8 +10,8 @@ use kernels_gpu::launch::{
 pub enum Grid {
     /// One block per `elements_per_thread * block` elements (the seeds' shape).
     PerElements { elements_per_thread: u32 },
-    /// As many blocks as the GPU keeps resident (SMs × threads per SM / block), fewer if
-    /// the input is small; each thread loops over the input.
+    /// As many blocks as the GPU keeps resident at once (SMs × the kernel's occupancy, from the
+    /// driver), fewer if the input is small; each thread loops over the input.
     FillDevice { min_elements_per_thread: u32 },
 }
 
@@ -219,14 +219,14 @@ impl Version {
         }
     }
 
-    /// The launch of one pass over `len` elements of `element_size` bytes, on a device with
-    /// `multiprocessors` SMs.
+    /// The launch of one pass over `len` elements of `element_size` bytes, on a device that
+    /// keeps `resident_blocks` blocks of this kernel running at once (see [`resident_blocks`]).
     pub fn shape(
         &self,
         len: usize,
         block: u32,
         element_size: usize,
-        multiprocessors: u32,
+        resident_blocks: u64,
     ) -> Result<LaunchShape, ShapeError> {
         if !BLOCK_SIZES.contains(&block) {
             return Err(ShapeError::BlockSize(block));
@@ -243,8 +243,7 @@ impl Version {
             Grid::FillDevice {
                 min_elements_per_thread,
             } => {
-                let resident =
-                    u64::from(multiprocessors) * u64::from(RESIDENT_THREADS_PER_SM / block).max(1);
+                let resident = resident_blocks.max(1);
                 // v8 moves 16-byte vectors: size the grid by vectors, not elements.
                 let per_thread = if self.shared == Shared::PerWarpAndTicket {
                     min_elements_per_thread * elements_per_vector(element_size) as u32
@@ -278,12 +277,12 @@ impl Version {
         len: usize,
         block: u32,
         element_size: usize,
-        multiprocessors: u32,
+        resident_blocks: u64,
     ) -> Result<Vec<(usize, LaunchShape)>, ShapeError> {
         let mut passes = Vec::new();
         let mut len = len;
         loop {
-            let shape = self.shape(len, block, element_size, multiprocessors)?;
+            let shape = self.shape(len, block, element_size, resident_blocks)?;
             passes.push((len, shape));
             if self.output == Output::Final || shape.grid == 1 {
                 return Ok(passes);
@@ -311,6 +310,13 @@ impl Version {
             })
             .sum()
     }
+}
+
+/// Blocks of `block` threads a device of `multiprocessors` SMs runs at once when nothing but
+/// threads limits it (`RESIDENT_THREADS_PER_SM`). The GPU backend asks the driver instead,
+/// which also counts the kernel's registers and shared memory.
+pub fn resident_blocks(multiprocessors: u32, block: u32) -> u64 {
+    u64::from(multiprocessors) * u64::from((RESIDENT_THREADS_PER_SM / block).max(1))
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -372,32 +378,81 @@ mod tests {
     fn seed_shapes_match_the_seeds() {
         // Seeds: N = 32M, 256 threads: v0–v2 use N/256 blocks, v3–v5 N/512.
         let n = 1 << 25;
-        assert_eq!(VERSIONS[0].shape(n, 256, 4, 132).unwrap().grid, 131_072);
-        assert_eq!(VERSIONS[3].shape(n, 256, 4, 132).unwrap().grid, 65_536);
         assert_eq!(
-            VERSIONS[5].shape(n, 256, 4, 132).unwrap().shared_bytes,
+            VERSIONS[0]
+                .shape(n, 256, 4, resident_blocks(132, 256))
+                .unwrap()
+                .grid,
+            131_072
+        );
+        assert_eq!(
+            VERSIONS[3]
+                .shape(n, 256, 4, resident_blocks(132, 256))
+                .unwrap()
+                .grid,
+            65_536
+        );
+        assert_eq!(
+            VERSIONS[5]
+                .shape(n, 256, 4, resident_blocks(132, 256))
+                .unwrap()
+                .shared_bytes,
             1024
         );
         // Grid-filling versions: 132 SMs × 2048/256 = 1056 blocks on the H100.
-        assert_eq!(VERSIONS[6].shape(n, 256, 4, 132).unwrap().grid, 1056);
-        assert_eq!(VERSIONS[7].shape(n, 256, 4, 132).unwrap().shared_bytes, 32);
-        assert_eq!(VERSIONS[8].shape(n, 256, 4, 132).unwrap().shared_bytes, 36);
+        assert_eq!(
+            VERSIONS[6]
+                .shape(n, 256, 4, resident_blocks(132, 256))
+                .unwrap()
+                .grid,
+            1056
+        );
+        assert_eq!(
+            VERSIONS[7]
+                .shape(n, 256, 4, resident_blocks(132, 256))
+                .unwrap()
+                .shared_bytes,
+            32
+        );
+        assert_eq!(
+            VERSIONS[8]
+                .shape(n, 256, 4, resident_blocks(132, 256))
+                .unwrap()
+                .shared_bytes,
+            36
+        );
     }
 
     #[test]
     fn small_inputs_still_launch_one_block() {
         for v in &VERSIONS {
-            assert_eq!(v.shape(0, 256, 4, 132).unwrap().grid, 1, "{}", v.name());
-            assert_eq!(v.passes(1, 64, 8, 132).unwrap().len(), 1);
+            assert_eq!(
+                v.shape(0, 256, 4, resident_blocks(132, 256)).unwrap().grid,
+                1,
+                "{}",
+                v.name()
+            );
+            assert_eq!(
+                v.passes(1, 64, 8, resident_blocks(132, 64)).unwrap().len(),
+                1
+            );
         }
     }
 
     #[test]
     fn multi_pass_versions_repeat_until_one_block() {
-        let passes = VERSIONS[0].passes(1 << 25, 256, 4, 132).unwrap();
+        let passes = VERSIONS[0]
+            .passes(1 << 25, 256, 4, resident_blocks(132, 256))
+            .unwrap();
         let grids: Vec<u32> = passes.iter().map(|(_, s)| s.grid).collect();
         assert_eq!(grids, [131_072, 512, 2, 1]);
-        assert_eq!(VERSIONS[8].passes(1 << 25, 256, 4, 132).unwrap().len(), 1);
+        assert_eq!(
+            VERSIONS[8]
+                .passes(1 << 25, 256, 4, resident_blocks(132, 256))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -65,3 +65,33 @@ for_block_sizes!(reduce_v5, reduce_v5);
 for_block_sizes!(reduce_v6, reduce_v6);
 for_block_sizes!(reduce_v7, reduce_v7);
 for_block_sizes!(reduce_v8, reduce_v8);
+
+macro_rules! read_probe_entry {
+    ($($t:ty),*) => {
+        pastey::paste! {
+            $(
+                /// # Safety
+                /// As the reduction entry points.
+                #[unsafe(no_mangle)]
+                pub unsafe extern "gpu-kernel" fn [<read_probe_ $t _b256>](
+                    input: *const $t,
+                    len: usize,
+                    partials: *mut $t,
+                    partials_len: usize,
+                    retired: *mut u32,
+                ) {
+                    // SAFETY: the launch contract above.
+                    let (input, partials, retired) = unsafe {
+                        (
+                            GlobalSlice::from_raw(input, len),
+                            GlobalSliceMut::from_raw(partials, partials_len),
+                            GlobalCounter::from_raw(retired),
+                        )
+                    };
+                    crate::read_probe::read_probe::<$t, 256>(input, partials, retired)
+                }
+            )*
+        }
+    };
+}
+read_probe_entry!(f32, f64, i32, u32);
