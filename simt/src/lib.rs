@@ -1,5 +1,71 @@
-//! STUB — to be replaced by the real simulator. The public API below is the contract that
-//! `kernels-gpu/src/device/sim.rs` and the host use; keep every signature.
+//! A CPU simulator of the CUDA SIMT execution model that runs GPU kernels written in Rust and
+//! reports the bugs a GPU would hide: data races, out-of-bounds accesses, reads of
+//! uninitialised shared memory, barriers not every thread reaches, and bad warp shuffles.
+//!
+//! # How a launch runs
+//! [`launch`] runs the kernel closure once per simulated thread of a 1-D grid of 1-D blocks.
+//! Blocks run one after another on the calling OS thread. Inside a block every thread is a
+//! stackful coroutine (`corosensei`); a scheduler resumes each runnable thread until it ends or
+//! blocks at [`sync_threads`], [`sync_warp`] or [`shuffle_down`]. The order is by thread index
+//! ([`Schedule::InOrder`]) or a seeded permutation per round ([`Schedule::Shuffled`], which also
+//! permutes the blocks). Device functions find "their" thread through a thread-local context and
+//! panic when called outside a launch.
+//!
+//! A barrier is released when every thread of the block waits at it, at the same call site. A
+//! warp operation completes when every non-exited lane named in its mask has arrived at the same
+//! operation with the same mask. When nothing can run, the scheduler reports why (threads that
+//! exited before a barrier, barriers at different call sites, a warp operation waiting for a lane
+//! that is elsewhere) instead of hanging.
+//!
+//! # Memory model
+//! Every access is reported by the kernel's memory wrappers *before* it happens
+//! ([`shared_access`], [`global_access`]), so the simulator sees each one with its source
+//! location (`#[track_caller]`). Two accesses of different threads to the same 4-byte word, at
+//! least one a write, race unless *happens-before* orders them:
+//!
+//! - **Barrier.** Each released `sync_threads` starts a new *epoch* of the block; an access of an
+//!   earlier epoch is ordered before every access of a later one. A race needs two accesses in
+//!   the same epoch, so each word only keeps its accesses of the current epoch.
+//! - **`sync_warp`.** Each thread carries a vector clock over the 32 lanes of its warp. A
+//!   completed `sync_warp` joins the clocks of its lanes and ticks each lane's own entry, so an
+//!   access by lane `a` at clock `c` is ordered before a later access by lane `b` of the same
+//!   warp exactly when `b`'s clock knows `c` of `a`. Exited lanes named in the mask take no part.
+//!   Shuffles exchange registers only and order no memory.
+//! - Per word the simulator keeps the last write and the reads since it in the current epoch:
+//!   the latest read of each lane of one warp, or, once a second warp has read the word, one
+//!   read of each warp (every later write of the epoch races with one of them). A write ordered
+//!   after all of them replaces them. So read-after-write, write-after-read and
+//!   write-after-write races are found whichever of the two accesses ran first.
+//!
+//! Shared memory is [`LaunchConfig::shared_bytes`] bytes per block, filled with `0xAB` at the
+//! start of every block; reading a word no thread of the block has written is an error. Global
+//! memory is the host buffers registered as [`Region`]s: every access must lie inside one, and
+//! its [`Access`] mode says what is allowed. Words of `ReadWrite` regions get the race checks
+//! above within a block, and between blocks, which run concurrently on a GPU:
+//!
+//! - **Across blocks** an access races with an earlier access of another block (at least one a
+//!   write) unless it is ordered by the pattern of CUDA's `threadFenceReduction` sample: the
+//!   earlier access is followed, in its thread, by [`thread_fence`] and then an atomic on a
+//!   counter (release); the later thread's own atomic on the same counter comes after it in the
+//!   counter's modification order (acquire), and other threads of the later block are ordered
+//!   after that atomic by a following `sync_threads`. An access made by another thread of the
+//!   earlier block is released too if a `sync_threads` separates it from the fence.
+//! - Simplifications, all on the side of reporting: ordering is not transitive across blocks
+//!   (data that reaches block C from block A only through block B's release is a race);
+//!   `sync_warp` does not carry a release or an acquire to other lanes; every atomic acts as
+//!   acquire-release (CUDA's are relaxed, but the sample relies on the fence around them); and
+//!   accesses narrower than a word are tracked as the whole word.
+//!
+//! The first error ends the launch: the suspended threads are unwound and [`launch`] returns
+//! it as a [`SimError`] whose message is a complete report (kernel, block, threads, words and
+//! source locations).
+
+mod global;
+mod report;
+mod rng;
+mod shared;
+mod sim;
+mod warp;
 
 use core::fmt;
 
@@ -41,7 +107,24 @@ pub struct Region {
     pub access: Access,
 }
 
+impl Region {
+    /// The memory of `buffer` as a region. The region only records the address range: the
+    /// caller keeps the buffer alive, and unaliased by the host, for the launch.
+    pub fn of_slice<T>(name: &'static str, buffer: &[T], access: Access) -> Self {
+        Self {
+            name,
+            addr: buffer.as_ptr() as usize,
+            bytes: size_of_val(buffer),
+            access,
+        }
+    }
+}
+
 /// Counts of what one launch did.
+///
+/// `barriers`, `warp_syncs` and `shuffles` count completed block- or warp-wide operations
+/// (one per barrier release, one per group of lanes); the access counts are per thread, and
+/// `global_accesses` includes the atomics.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LaunchStats {
     pub blocks: u64,
@@ -64,10 +147,15 @@ pub struct SimError {
 pub enum ErrorKind {
     SharedRace,
     GlobalRace,
+    /// An access outside the memory the launch gives the kernel for it: outside the block's
+    /// shared memory or every region, or of a kind its region does not allow (a write to a
+    /// `ReadOnly` region, a plain access to an `Atomic` one, an atomic elsewhere).
     OutOfBounds,
     UninitializedSharedRead,
     BarrierNotReached,
     DivergentBarrier,
+    /// A warp operation whose mask leaves out the caller, whose lanes disagree on the mask, or
+    /// (shuffles) whose width is not a power of two up to 32.
     InvalidWarpMask,
     InactiveShuffleSource,
     Deadlock,
@@ -83,66 +171,108 @@ impl fmt::Display for SimError {
 }
 impl std::error::Error for SimError {}
 
+/// Runs `kernel` once per thread of the grid `config` describes, with `regions` as the global
+/// memory it may touch, and returns what it did or the first bug found.
 pub fn launch(
-    _kernel_name: &str,
-    _config: &LaunchConfig,
-    _regions: &[Region],
-    _kernel: &dyn Fn(),
+    kernel_name: &str,
+    config: &LaunchConfig,
+    regions: &[Region],
+    kernel: &dyn Fn(),
 ) -> Result<LaunchStats, SimError> {
-    todo!("simulator")
+    sim::launch(kernel_name, config, regions, kernel)
 }
 
+/// `threadIdx.x`
+#[track_caller]
 pub fn thread_idx_x() -> u32 {
-    todo!()
+    sim::with_thread("thread_idx_x", |sim| sim.current)
 }
+/// `blockIdx.x`
+#[track_caller]
 pub fn block_idx_x() -> u32 {
-    todo!()
+    sim::with_thread("block_idx_x", |sim| sim.block)
 }
+/// `blockDim.x`
+#[track_caller]
 pub fn block_dim_x() -> u32 {
-    todo!()
+    sim::with_thread("block_dim_x", |sim| sim.block_dim)
 }
+/// `gridDim.x`
+#[track_caller]
 pub fn grid_dim_x() -> u32 {
-    todo!()
+    sim::with_thread("grid_dim_x", |sim| sim.grid_dim)
 }
+/// `%laneid`: `threadIdx.x % 32`.
+#[track_caller]
 pub fn lane_id() -> u32 {
-    todo!()
+    sim::with_thread("lane_id", |sim| sim.current % warp::WARP_SIZE)
 }
+
+/// `__syncthreads()`: blocks until every thread of the block waits here (the same call site).
 #[track_caller]
 pub fn sync_threads() {
-    todo!()
+    sim::sync_threads(core::panic::Location::caller())
 }
+
+/// `__syncwarp(mask)`: blocks until every non-exited lane of `mask` (which must contain the
+/// caller) arrives, and orders their memory accesses.
 #[track_caller]
-pub fn sync_warp(_mask: u32) {
-    todo!()
+pub fn sync_warp(mask: u32) {
+    sim::sync_warp(mask, core::panic::Location::caller())
 }
+
+/// `__shfl_down_sync(mask, bits, delta, width)`: `bits` of lane `lane + delta` if that lane is in
+/// this lane's `width`-wide segment (and `true`), else this lane's own `bits` (and `false`).
 #[track_caller]
-pub fn shuffle_down(_mask: u32, _bits: u64, _delta: u32, _width: u32) -> (u64, bool) {
-    todo!()
+pub fn shuffle_down(mask: u32, bits: u64, delta: u32, width: u32) -> (u64, bool) {
+    sim::shuffle_down(mask, bits, delta, width, core::panic::Location::caller())
 }
+
+/// `__threadfence()`: the calling thread's earlier global accesses are released by its next
+/// atomic.
 #[track_caller]
 pub fn thread_fence() {
-    todo!()
+    sim::thread_fence()
 }
+
+/// `atomicAdd` on a `u32` in an [`Access::Atomic`] region; returns the old value.
 #[track_caller]
-pub fn atomic_add_u32(_ptr: *mut u32, _value: u32) -> u32 {
-    todo!()
+pub fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
+    sim::atomic(ptr, core::panic::Location::caller(), |old| {
+        old.wrapping_add(value)
+    })
 }
+
+/// `atomicExch` on a `u32` in an [`Access::Atomic`] region; returns the old value.
 #[track_caller]
-pub fn atomic_exchange_u32(_ptr: *mut u32, _value: u32) -> u32 {
-    todo!()
+pub fn atomic_exchange_u32(ptr: *mut u32, value: u32) -> u32 {
+    sim::atomic(ptr, core::panic::Location::caller(), |_| value)
 }
+
+/// The current block's dynamic shared memory: 16-byte aligned start and length in bytes.
+#[track_caller]
 pub fn dynamic_shared_memory() -> (*mut u8, usize) {
-    todo!()
+    sim::with_thread("dynamic_shared_memory", |sim| sim.shared.memory())
 }
+
+/// Announces an access of `bytes` bytes at `byte_offset` into the block's shared memory; call
+/// it just before the access.
 #[track_caller]
-pub fn shared_access(_byte_offset: usize, _bytes: usize, _write: bool) {
-    todo!()
+pub fn shared_access(byte_offset: usize, bytes: usize, write: bool) {
+    sim::shared_access(byte_offset, bytes, write, core::panic::Location::caller())
 }
+
+/// Announces an access of `bytes` bytes at host address `addr` (global memory); call it just
+/// before the access.
 #[track_caller]
-pub fn global_access(_addr: usize, _bytes: usize, _write: bool) {
-    todo!()
+pub fn global_access(addr: usize, bytes: usize, write: bool) {
+    sim::global_access(addr, bytes, write, core::panic::Location::caller())
 }
+
+/// The kernel found an error and stops (`trap` on the GPU): the launch fails with
+/// [`ErrorKind::OutOfBounds`] when `message` starts with "out-of-bounds", else
+/// [`ErrorKind::Fault`].
 #[track_caller]
-pub fn fault(_message: fmt::Arguments<'_>) -> ! {
-    todo!()
+pub fn fault(message: fmt::Arguments<'_>) -> ! {
+    sim::fault(message, core::panic::Location::caller())
 }
