@@ -21,7 +21,8 @@
 //! One partial per block (`gridDim` partials, a few per multiprocessor).
 //!
 //! # Any length
-//! The loop bound is the length; the second load of a pair is guarded.
+//! The loop bound is the length; the second load of a pair is guarded. The unrolled part of the
+//! loop runs while all eight loads are in bounds, the rolled remainder after it.
 
 use crate::device::{
     GlobalCounter, GlobalSlice, GlobalSliceMut, block_idx_x, grid_dim_x, require_block_dim,
@@ -30,6 +31,9 @@ use crate::device::{
 use crate::element::{Element, ReduceOp};
 use crate::launch::ADD_DURING_LOAD;
 use crate::reduce_v5_complete_unroll::block_reduce_unrolled;
+
+/// Pairs of loads each thread issues before adding them.
+const PAIRS_IN_FLIGHT: usize = 4;
 
 pub fn reduce_v6<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
@@ -45,6 +49,16 @@ pub fn reduce_v6<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     let len = input.len();
     let mut index = block_idx_x() as usize * pair + tid as usize;
     let mut acc = Op::IDENTITY;
+    // Four grid strides at a time: eight independent loads in flight before the first add
+    // (what nvcc's unroller does to Harris's loop; rustc's leaves it rolled).
+    while index + 3 * grid_stride + (BLOCK as usize) < len {
+        let firsts = input.load_strided::<PAIRS_IN_FLIGHT>(index, grid_stride);
+        let seconds = input.load_strided::<PAIRS_IN_FLIGHT>(index + BLOCK as usize, grid_stride);
+        for (first, second) in firsts.into_iter().zip(seconds) {
+            acc = Op::combine(Op::combine(acc, first), second);
+        }
+        index += PAIRS_IN_FLIGHT * grid_stride;
+    }
     while index < len {
         acc = Op::combine(acc, input.load(index));
         let second = index + BLOCK as usize;

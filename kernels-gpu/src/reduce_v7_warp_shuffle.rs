@@ -8,7 +8,7 @@
 //! conflict on. Shared memory only carries one value per warp to the first warp:
 //!
 //! ```text
-//! 1. thread:  acc = x[i] ⊕ x[i+S] ⊕ x[i+2S] ⊕ …      (S = BLOCK * gridDim)
+//! 1. thread:  acc = x[i] ⊕ x[i+S] ⊕ x[i+2S] ⊕ …      (S = BLOCK * gridDim, 8 loads in flight)
 //! 2. warp:    acc ⊕= shfl_down(acc, 16); … 8; 4; 2; 1 → lane 0 holds the warp's value
 //! 3. block:   lane 0 of warp w → warp_partials[w];  sync_threads
 //!             warp 0: acc = warp_partials[lane] (identity past BLOCK/32), shuffles over BLOCK/32 lanes
@@ -28,6 +28,9 @@ use crate::device::{
     grid_dim_x, require_block_dim, shared_array, sync_threads, thread_idx_x, warp_shuffle_down,
 };
 use crate::element::{Element, ReduceOp};
+
+/// Loads each thread issues before adding them (the seeds' `NUM_PER_THREAD`).
+const LOADS_IN_FLIGHT: usize = 8;
 
 /// Reduces `value` over the first `lanes` lanes of the warp (a power of two ≤ 32) with
 /// shuffles; lane 0 gets the result, other lanes get partial or meaningless values.
@@ -83,6 +86,14 @@ pub fn reduce_v7<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     let len = input.len();
     let mut index = block_idx_x() as usize * BLOCK as usize + tid as usize;
     let mut acc = Op::IDENTITY;
+    // The seeds' `NUM_PER_THREAD` loads, unrolled: all in flight before the first add.
+    while index + (LOADS_IN_FLIGHT - 1) * grid_stride < len {
+        acc = input
+            .load_strided::<LOADS_IN_FLIGHT>(index, grid_stride)
+            .into_iter()
+            .fold(acc, Op::combine);
+        index += LOADS_IN_FLIGHT * grid_stride;
+    }
     while index < len {
         acc = Op::combine(acc, input.load(index));
         index += grid_stride;

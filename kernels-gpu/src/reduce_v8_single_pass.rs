@@ -49,13 +49,7 @@ fn thread_reduce_vectorized<T: Element, Op: ReduceOp<T>>(
     thread: usize,
     threads: usize,
 ) -> T {
-    let lanes = <T::Vector16 as Vector16<T>>::LANES;
-    let len = input.len();
-    let head = input.vector_head();
-    let vectors = (len - head) / lanes;
-    let tail_start = head + vectors * lanes;
-
-    let mut acc = Op::IDENTITY;
+    let (head, vectors, tail_start) = input.split_vectors();
     let fold = |acc: T, vector: T::Vector16| {
         vector
             .lanes()
@@ -63,21 +57,24 @@ fn thread_reduce_vectorized<T: Element, Op: ReduceOp<T>>(
             .fold(acc, |acc, &x| Op::combine(acc, x))
     };
 
+    let mut acc = Op::IDENTITY;
     let mut vector = thread;
-    while vector + (VECTORS_IN_FLIGHT - 1) * threads < vectors {
-        let loaded: [T::Vector16; VECTORS_IN_FLIGHT] =
-            core::array::from_fn(|k| input.load_vector(head + (vector + k * threads) * lanes));
-        acc = loaded.into_iter().fold(acc, fold);
-        vector += VECTORS_IN_FLIGHT * threads;
+    let in_flight = VECTORS_IN_FLIGHT * threads;
+    while vector + in_flight - threads < vectors.len() {
+        acc = vectors
+            .load_strided::<VECTORS_IN_FLIGHT>(vector, threads)
+            .into_iter()
+            .fold(acc, fold);
+        vector += in_flight;
     }
-    while vector < vectors {
-        acc = fold(acc, input.load_vector(head + vector * lanes));
+    while vector < vectors.len() {
+        acc = fold(acc, vectors.load(vector));
         vector += threads;
     }
     if thread < head {
         acc = Op::combine(acc, input.load(thread));
     }
-    if tail_start + thread < len {
+    if tail_start + thread < input.len() {
         acc = Op::combine(acc, input.load(tail_start + thread));
     }
     acc

@@ -92,10 +92,6 @@ pub enum Fault {
         index: usize,
         len: usize,
     },
-    Misaligned {
-        space: Space,
-        index: usize,
-    },
     SharedTooSmall {
         wanted: usize,
         available: usize,
@@ -181,45 +177,101 @@ impl<T: Element> GlobalSlice<T> {
         unsafe { ptr.read() }
     }
 
-    /// Elements before the first one whose address is a multiple of 16 bytes: the scalar head
-    /// before vector loads can start (0 for buffers fresh from the allocator).
-    #[inline(always)]
-    pub fn vector_head(&self) -> usize {
-        let misalignment = (self.ptr as usize) % 16;
-        if misalignment == 0 {
-            0
-        } else {
-            // Elements are naturally aligned, so the distance is a whole number of elements.
-            ((16 - misalignment) / size_of::<T>()).min(self.len)
-        }
-    }
-
-    /// The 16 bytes of elements from `first` on in one vector load (`ld.global.v4.b32` /
-    /// `.v2.b64`). `first` must be 16-byte aligned (see [`Self::vector_head`]) and the whole
-    /// vector inside the slice.
+    /// `K` elements, `first + k·stride` for k = 0, 1, …, K-1, loaded one after the other
+    /// with one bounds check for the whole group, so the K loads are all in flight before the
+    /// first is used.
     #[inline(always)]
     #[track_caller]
-    pub fn load_vector(&self, first: usize) -> T::Vector16 {
-        let lanes = <T::Vector16 as Vector16<T>>::LANES;
-        if first.checked_add(lanes).is_none_or(|end| end > self.len) {
+    pub fn load_strided<const K: usize>(&self, first: usize, stride: usize) -> [T; K] {
+        let last = stride
+            .checked_mul(K.saturating_sub(1))
+            .and_then(|span| span.checked_add(first));
+        if last.is_none_or(|last| last >= self.len) {
             fault(Fault::OutOfBounds {
                 space: Space::Global,
-                index: first.saturating_add(lanes - 1),
+                index: last.unwrap_or(usize::MAX),
                 len: self.len,
             });
         }
-        // SAFETY: first + lanes <= len, so the vector is inside the slice.
-        let ptr = unsafe { self.ptr.add(first) };
-        if (ptr as usize) % 16 != 0 {
-            fault(Fault::Misaligned {
+        core::array::from_fn(|k| {
+            // SAFETY: first + k·stride <= last < len (checked above, without overflow), and
+            // `from_raw` makes the first `len` elements readable for the launch.
+            let ptr = unsafe { self.ptr.add(first + k * stride) };
+            backend::global_access(ptr as usize, size_of::<T>(), false);
+            // SAFETY: as above.
+            unsafe { ptr.read() }
+        })
+    }
+
+    /// The slice as a scalar head up to the first 16-byte boundary, the whole 16-byte
+    /// vectors after it, and a scalar tail: `(head_len, vectors, tail_start)`.
+    #[inline(always)]
+    pub fn split_vectors(&self) -> (usize, VectorSlice<T>, usize) {
+        let lanes = <T::Vector16 as Vector16<T>>::LANES;
+        let misalignment = (self.ptr as usize) % 16;
+        // Elements are naturally aligned, so the distance is a whole number of elements.
+        let head = if misalignment == 0 {
+            0
+        } else {
+            ((16 - misalignment) / size_of::<T>()).min(self.len)
+        };
+        let count = (self.len - head) / lanes;
+        // SAFETY: head <= len, so the pointer stays inside (or one past) the slice.
+        let ptr = unsafe { self.ptr.add(head) }.cast::<T::Vector16>();
+        (head, VectorSlice { ptr, count }, head + count * lanes)
+    }
+}
+
+/// Whole, 16-byte-aligned vectors of a [`GlobalSlice`] (see [`GlobalSlice::split_vectors`]):
+/// each load is one `ld.global.v4.b32` / `ld.global.v2.b64`.
+#[derive(Clone, Copy)]
+pub struct VectorSlice<T: Element> {
+    /// 16-byte aligned (`split_vectors` starts it at the first 16-byte boundary).
+    ptr: *const T::Vector16,
+    count: usize,
+}
+
+impl<T: Element> VectorSlice<T> {
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Vectors `first + k·stride`, k = 0 … K-1, with one bounds check for the group.
+    #[inline(always)]
+    #[track_caller]
+    pub fn load_strided<const K: usize>(&self, first: usize, stride: usize) -> [T::Vector16; K] {
+        let last = stride
+            .checked_mul(K.saturating_sub(1))
+            .and_then(|span| span.checked_add(first));
+        if last.is_none_or(|last| last >= self.count) {
+            fault(Fault::OutOfBounds {
                 space: Space::Global,
-                index: first,
+                index: last.unwrap_or(usize::MAX),
+                len: self.count,
             });
         }
-        backend::global_access(ptr as usize, 16, false);
-        // SAFETY: in bounds and readable (above, and `from_raw`), and 16-byte aligned as the
-        // `repr(align(16))` vector type requires (checked just above).
-        unsafe { ptr.cast::<T::Vector16>().read() }
+        core::array::from_fn(|k| {
+            // SAFETY: first + k·stride <= last < count: inside the slice's whole vectors, which
+            // `split_vectors` placed at a 16-byte boundary, as `Vector16`'s alignment requires.
+            let ptr = unsafe { self.ptr.add(first + k * stride) };
+            backend::global_access(ptr as usize, 16, false);
+            // SAFETY: as above; readable for the launch by `GlobalSlice::from_raw`'s contract.
+            unsafe { ptr.read() }
+        })
+    }
+
+    /// Vector `index`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn load(&self, index: usize) -> T::Vector16 {
+        let [vector] = self.load_strided::<1>(index, 0);
+        vector
     }
 }
 

@@ -42,10 +42,6 @@ pub fn fault(fault: Fault) -> ! {
             "out-of-bounds {} memory access: index {index} of an array of {len} elements",
             space(s)
         )),
-        Fault::Misaligned { space: s, index } => simt::fault(format_args!(
-            "misaligned 16-byte {} memory access at element {index}",
-            space(s)
-        )),
         Fault::BlockSizeMismatch { compiled, launched } => simt::fault(format_args!(
             "the kernel was compiled for {compiled} threads per block but launched with {launched}"
         )),
