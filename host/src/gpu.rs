@@ -143,10 +143,9 @@ impl Gpu {
                 free >> 20
             );
         }
-        Ok(self
-            .stream
+        self.stream
             .clone_htod(host)
-            .with_context(|| format!("copying {} MiB of input to the GPU", bytes >> 20))?)
+            .with_context(|| format!("copying {} MiB of input to the GPU", bytes >> 20))
     }
 
     fn function(&self, name: &str) -> Result<CudaFunction> {
@@ -381,34 +380,20 @@ fn load_kernels(
         ],
     };
     let device = info.compute_capability.0 * 10 + info.compute_capability.1;
-    let found = dirs.iter().find_map(|dir| best_ptx(dir, device));
-    let Some((ptx_path, arch)) = found else {
-        bail!(
-            "no kernels for {} in {} (build them: cargo xtask build-ptx --arch {})",
-            info.arch(),
-            dirs.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" or "),
-            info.arch()
-        );
+    let (ptx_path, arch) = match fresh_ptx(&dirs, device) {
+        Ok(found) => found,
+        // Under `cargo run` in the workspace (and not pointed at a directory), rebuild the
+        // kernels rather than refuse: the usual case is a kernel edited since the last build.
+        Err(why) if ptx_dir.is_none() && std::env::var_os("CARGO").is_some() => {
+            eprintln!(
+                "note: {why}; rebuilding them: cargo xtask build-ptx --arch {}",
+                info.arch()
+            );
+            rebuild_kernels(&info.arch())?;
+            fresh_ptx(&dirs, device).map_err(|why| anyhow!("{why}"))?
+        }
+        Err(why) => bail!("{why}"),
     };
-    let stamp_path = ptx_path.with_extension("source-hash");
-    let stamp = std::fs::read_to_string(&stamp_path).with_context(|| {
-        format!(
-            "reading {} (rebuild: cargo xtask build-ptx)",
-            stamp_path.display()
-        )
-    })?;
-    let expected = env!("KERNEL_SOURCE_HASH");
-    if stamp.trim() != expected {
-        bail!(
-            "{} was built from other kernel sources than this host program (stamp {}, host {expected}): \
-             rebuild it with `cargo xtask build-ptx`, or rebuild the host",
-            ptx_path.display(),
-            stamp.trim()
-        );
-    }
     let cubin_path = ptx_path.with_extension("cubin");
     if arch == device && cubin_path.is_file() {
         let cubin = std::fs::read(&cubin_path)
@@ -449,6 +434,52 @@ fn load_kernels(
             is_cubin: false,
         },
     ))
+}
+
+/// The first of `dirs` holding kernels for `device` built from this host's kernel sources;
+/// otherwise why not (missing, or stale, naming the file and what to run).
+fn fresh_ptx(dirs: &[PathBuf], device: u32) -> Result<(PathBuf, u32), String> {
+    let expected = env!("KERNEL_SOURCE_HASH");
+    let mut stale = None;
+    for dir in dirs {
+        let Some((ptx, arch)) = best_ptx(dir, device) else {
+            continue;
+        };
+        let stamp = std::fs::read_to_string(ptx.with_extension("source-hash")).unwrap_or_default();
+        if stamp.trim() == expected {
+            return Ok((ptx, arch));
+        }
+        stale.get_or_insert(ptx);
+    }
+    let arch = format!("sm_{device}");
+    Err(match stale {
+        Some(ptx) => format!(
+            "{} was built from other kernel sources than this host program (run `cargo xtask build-ptx --arch {arch}`, or rebuild the host)",
+            ptx.display()
+        ),
+        None => format!(
+            "no kernels for {arch} in {} (build them: cargo xtask build-ptx --arch {arch})",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    })
+}
+
+/// Runs `cargo xtask build-ptx` in the workspace this host was built from.
+fn rebuild_kernels(arch: &str) -> Result<()> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .current_dir(&workspace)
+        .args(["xtask", "build-ptx", "--arch", arch])
+        .status()
+        .with_context(|| format!("running cargo xtask build-ptx in {}", workspace.display()))?;
+    if !status.success() {
+        bail!("cargo xtask build-ptx failed (see above)");
+    }
+    Ok(())
 }
 
 /// `kernels_gpu.sm_XY.ptx` in `dir` with the highest `XY` not above `device`.

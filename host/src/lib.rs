@@ -1,6 +1,8 @@
 //! The host side of reduce-rs: the version table, inputs and CPU reference, and the two
 //! backends that run the kernels — the GPU through `cudarc`, or the CPU simulator `simt`.
 
+pub mod bench;
+pub mod chart;
 pub mod element;
 pub mod gpu;
 pub mod input;

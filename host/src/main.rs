@@ -1,8 +1,10 @@
-//! `cargo run -p host -- v5` · `… all` · `… list`: runs reduce versions on the GPU (or the CPU
-//! simulator), checks them against a CPU reference and reports their speed.
+//! `cargo run -p host -- v5` · `… all` · `… list` · `… bench`: runs reduce versions on the GPU (or
+//! the CPU simulator), checks them against a CPU reference and reports their speed.
 
 use anyhow::{Result, bail};
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+use host::bench::{self, BenchArgs, BenchOptions};
 use host::element::{DType, OpKind};
 use host::gpu::Timing;
 use host::input::Pattern;
@@ -23,10 +25,13 @@ const GPU_DEFAULT_LEN: usize = 1 << 25;
 #[command(
     name = "host",
     about = "Runs the reduce series (v0–v8) on the GPU or the CPU simulator, checks and times it",
-    after_help = "Examples:\n  host v5                     v5 on 2^25 f32 on the GPU (or the simulator)\n  host all --n 2^20           every version as one table\n  host unroll-last-warp --dtype i32 --op max\n  host list                   versions, techniques and the seeds' numbering"
+    after_help = "Examples:\n  host v5                     v5 on 2^25 f32 on the GPU (or the simulator)\n  host all --n 2^20           every version as one table\n  host unroll-last-warp --dtype i32 --op max\n  host list                   versions, techniques and the seeds' numbering
+  host bench                  every version × 2^10..2^28 × every type on the GPU, with CUB where
+                              nvcc is installed: table, and CSV/JSON/SVG in bench-out/"
 )]
 struct Cli {
-    /// `list`, `all`, or a version: v0…v8, 0…8, or its technique (e.g. unroll-last-warp)
+    /// `list`, `all`, `bench` (the sweep: see Bench options), or a version: v0…v8, 0…8, or its
+    /// technique (e.g. unroll-last-warp)
     what: String,
     /// Elements to reduce [default: 2^25 on the GPU, 2^20 on the simulator]; e.g. 2^25, 32M, 1e6, 2^25+7
     #[arg(long, value_parser = parse_len)]
@@ -58,6 +63,8 @@ struct Cli {
     /// Directory with kernels_gpu.sm_XY.ptx [default: target/ptx]
     #[arg(long, env = "REDUCE_PTX_DIR")]
     ptx_dir: Option<PathBuf>,
+    #[command(flatten)]
+    bench: BenchArgs,
 }
 
 fn parse_block(text: &str) -> Result<u32, String> {
@@ -74,8 +81,13 @@ fn parse_block(text: &str) -> Result<u32, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(&cli) {
+    // Parsed in two steps so that `run` can tell flags given from defaults (`bench` refuses
+    // flags it would ignore).
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches)
+        .map_err(|e| e.format(&mut Cli::command()))
+        .unwrap_or_else(|e| e.exit());
+    match run(&cli, &matches) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(error) => {
@@ -86,11 +98,23 @@ fn main() -> ExitCode {
 }
 
 /// `Ok(false)` when a result failed its check.
-fn run(cli: &Cli) -> Result<bool> {
+fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    bench::check_flags(&cli.what, given, cli.op, cli.backend).map_err(anyhow::Error::msg)?;
     let selected: Vec<&'static Version> = match cli.what.as_str() {
         "list" => {
             print_list();
             return Ok(true);
+        }
+        "bench" => {
+            let timing = Timing {
+                warmup: cli.warmup,
+                repeat: cli.repeat,
+            };
+            let dtype = given("dtype").then_some(cli.dtype);
+            let options =
+                BenchOptions::new(&cli.bench, dtype, cli.block, timing, cli.ptx_dir.clone());
+            return bench::run(&options);
         }
         "all" => VERSIONS.iter().collect(),
         name => vec![versions::find(name)?],

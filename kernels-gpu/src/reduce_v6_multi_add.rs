@@ -54,8 +54,8 @@ pub fn reduce_v6<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     while index + 3 * grid_stride + (BLOCK as usize) < len {
         let firsts = input.load_strided::<PAIRS_IN_FLIGHT>(index, grid_stride);
         let seconds = input.load_strided::<PAIRS_IN_FLIGHT>(index + BLOCK as usize, grid_stride);
-        for (first, second) in firsts.into_iter().zip(seconds) {
-            acc = Op::combine(Op::combine(acc, first), second);
+        for k in 0..PAIRS_IN_FLIGHT {
+            acc = Op::combine(Op::combine(acc, firsts[k]), seconds[k]);
         }
         index += PAIRS_IN_FLIGHT * grid_stride;
     }

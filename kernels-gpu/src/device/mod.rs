@@ -73,7 +73,8 @@ pub fn sync_warp(mask: u32) {
 #[inline(always)]
 #[track_caller]
 pub fn warp_shuffle_down<T: Element>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
-    let (bits, in_range) = backend::shuffle_down::<T>(mask, value.to_bits64(), delta, width);
+    let (bits, in_range) =
+        backend::shuffle_down(mask, value.to_bits64(), delta, width, size_of::<T>() == 8);
     (T::from_bits64(bits), in_range)
 }
 

@@ -1,7 +1,6 @@
 //! The GPU backend: NVPTX intrinsics and single PTX instructions.
 
 use super::Fault;
-use crate::element::Element;
 use core::arch::asm;
 use core::arch::nvptx;
 
@@ -58,14 +57,14 @@ pub fn sync_warp(mask: u32) {
 
 /// `shfl.sync.down.b32`; 64-bit values move as two 32-bit halves.
 #[inline(always)]
-pub fn shuffle_down<T: Element>(mask: u32, bits: u64, delta: u32, width: u32) -> (u64, bool) {
+pub fn shuffle_down(mask: u32, bits: u64, delta: u32, width: u32, wide: bool) -> (u64, bool) {
     // The `c` operand packs the segment mask and the clamp lane (PTX ISA, shfl.sync).
     let clamp = ((super::WARP_SIZE - width) << 8) | 0x1f;
     let in_range = lane_id() % width + delta < width;
     // SAFETY: a register exchange among the lanes of `mask`, which all execute it.
     unsafe {
         let low = shfl_sync_down_i32(mask, bits as u32 as i32, delta, clamp) as u32 as u64;
-        if size_of::<T>() == 8 {
+        if wide {
             let high =
                 shfl_sync_down_i32(mask, (bits >> 32) as u32 as i32, delta, clamp) as u32 as u64;
             (low | (high << 32), in_range)

@@ -2,7 +2,6 @@
 //! as a coroutine and checks each barrier, shuffle and memory access.
 
 use super::{Fault, Space};
-use crate::element::Element;
 
 pub use simt::{
     block_dim_x, block_idx_x, dynamic_shared_memory, global_access, grid_dim_x, lane_id,
@@ -11,7 +10,7 @@ pub use simt::{
 
 #[inline(always)]
 #[track_caller]
-pub fn shuffle_down<T: Element>(mask: u32, bits: u64, delta: u32, width: u32) -> (u64, bool) {
+pub fn shuffle_down(mask: u32, bits: u64, delta: u32, width: u32, _wide: bool) -> (u64, bool) {
     simt::shuffle_down(mask, bits, delta, width)
 }
 
