@@ -42,6 +42,9 @@ use crate::reduce_v7_warp_shuffle::block_reduce_shuffle;
 /// Vector loads each thread issues before combining them.
 const VECTORS_IN_FLIGHT: usize = 4;
 
+/// Partials each thread of the last block loads at once.
+const PARTIALS_IN_FLIGHT: usize = 8;
+
 /// This thread's share of the input: head scalar, vectors (four at a time), tail scalar.
 #[inline(always)]
 fn thread_reduce_vectorized<T: Element, Op: ReduceOp<T>>(
@@ -111,6 +114,15 @@ pub fn reduce_v8<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     thread_fence();
     let mut acc = Op::IDENTITY;
     let mut index = tid as usize;
+    // All of this thread's partials in flight at once (up to 8 per thread: 2048 partials for
+    // 256 threads), not one load latency after another.
+    while index + (PARTIALS_IN_FLIGHT - 1) * (BLOCK as usize) < grid as usize {
+        acc = partials
+            .load_strided::<PARTIALS_IN_FLIGHT>(index, BLOCK as usize)
+            .into_iter()
+            .fold(acc, Op::combine);
+        index += PARTIALS_IN_FLIGHT * BLOCK as usize;
+    }
     while index < grid as usize {
         acc = Op::combine(acc, partials.load(index));
         index += BLOCK as usize;

@@ -115,8 +115,26 @@ pub fn shared_access(_byte_offset: usize, _bytes: usize, _write: bool) {}
 #[inline(always)]
 pub fn global_access(_addr: usize, _bytes: usize, _write: bool) {}
 
+/// `index` clamped to `len - 1` (`len ≥ 1`): shared-memory accesses stay inside the array
+/// without a branch (see `SharedArray`). In 32 bits, as shared memory is far smaller than
+/// 4 GiB: an index truncated to 32 bits is still clamped into the array.
 #[inline(always)]
-pub fn fault(_fault: Fault) -> ! {
-    // SAFETY: `trap` aborts the kernel; the launch then fails with an error the host reports.
-    unsafe { nvptx::trap() }
+pub fn shared_index(index: usize, len: usize, _fault: impl FnOnce() -> Fault) -> usize {
+    (index as u32).min((len - 1) as u32) as usize
+}
+
+/// `@!ok trap`: ends the kernel when `ok` is false; the launch then fails with an error the
+/// host reports. Inline asm, not `if !ok { trap() }`, so LLVM sees no branch and the check
+/// costs one compare and one predicated instruction.
+#[inline(always)]
+pub fn ensure(ok: bool, _fault: impl FnOnce() -> Fault) {
+    // SAFETY: `trap` aborts the kernel and touches no memory otherwise; the asm block is not
+    // `pure`, so the accesses it guards are not moved above it.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %fail; setp.eq.u32 %fail, {ok}, 0; @%fail trap; }}",
+            ok = in(reg32) u32::from(ok),
+            options(nostack)
+        )
+    }
 }

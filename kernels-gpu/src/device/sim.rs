@@ -26,8 +26,26 @@ pub fn atomic_exchange_u32(ptr: *mut u32, value: u32) -> u32 {
     simt::atomic_exchange_u32(ptr, value)
 }
 
+#[inline(always)]
 #[track_caller]
-pub fn fault(fault: Fault) -> ! {
+pub fn ensure(ok: bool, fault: impl FnOnce() -> Fault) {
+    if !ok {
+        report(fault())
+    }
+}
+
+/// `index`, after reporting it if it is past the end.
+#[inline(always)]
+#[track_caller]
+pub fn shared_index(index: usize, len: usize, fault: impl FnOnce() -> Fault) -> usize {
+    ensure(index < len, fault);
+    index
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn report(fault: Fault) -> ! {
     let space = |s: Space| match s {
         Space::Global => "global",
         Space::Shared => "shared",
