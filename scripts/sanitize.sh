@@ -33,11 +33,13 @@ for tool in "${tools[@]}"; do
           "$HOST" all --backend gpu --dtype "$dtype" --op "$op" --n "$n" --warmup 0 --repeat 1 >"$log" 2>&1
         status=$?
         summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY" "$log" | tr '\n' ' ')
-        # racecheck reports warp-level hazards as warnings, which do not change the exit code.
-        warnings=$(grep -c -i "warning" "$log" || true)
-        if [ "$status" -ne 0 ] || [ "$warnings" -ne 0 ] || ! grep -q "PASS" "$log" || grep -q "FAIL\|ERROR:" "$log"; then
+        # racecheck reports warp-level hazards as warnings, which do not change the exit code:
+        # count the hazards in its summary and any warning line outside the summaries.
+        hazards=$(grep -oE "RACECHECK SUMMARY: [0-9]+ hazard" "$log" | grep -oE "[0-9]+" || echo 0)
+        warnings=$(grep -v "SUMMARY" "$log" | grep -ci "warning" || true)
+        if [ "$status" -ne 0 ] || [ "${hazards:-0}" -ne 0 ] || [ "$warnings" -ne 0 ] || ! grep -q "PASS" "$log" || grep -q "FAIL\|ERROR:" "$log"; then
           failures=$((failures + 1))
-          echo "FAIL  $name $dtype $op n=$n (exit $status, $warnings warnings): $summary  → $log"
+          echo "FAIL  $name $dtype $op n=$n (exit $status, ${hazards:-0} hazards, $warnings warning lines): $summary  → $log"
         else
           echo "ok    $name $dtype $op n=$n: $summary"
         fi

@@ -354,15 +354,6 @@ impl<T: Element> GlobalSliceMut<T> {
             unsafe { ptr.read_volatile() }
         })
     }
-
-    /// A read-only view of the same memory.
-    #[inline(always)]
-    pub fn as_input(&self) -> GlobalSlice<T> {
-        GlobalSlice {
-            ptr: self.ptr,
-            len: self.len,
-        }
-    }
 }
 
 /// A `u32` counter in global memory, changed only by atomics.
