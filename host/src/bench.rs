@@ -21,6 +21,7 @@ use crate::versions::{self, VERSIONS, Version};
 use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels_gpu::element::Sum;
+use kernels_gpu::launch::{BLOCK_SIZES, DEFAULT_BLOCK_SIZE};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -229,7 +230,8 @@ pub struct BenchOptions {
     pub dtypes: Vec<DType>,
     pub sizes: Vec<usize>,
     pub versions: Vec<&'static Version>,
-    pub block: u32,
+    /// `None`: each version's tuned block size.
+    pub block: Option<u32>,
     pub timing: Timing,
     pub out: PathBuf,
     pub cub: bool,
@@ -241,7 +243,7 @@ impl BenchOptions {
     pub fn new(
         args: &BenchArgs,
         dtype: Option<DType>,
-        block: u32,
+        block: Option<u32>,
         timing: Timing,
         ptx_dir: Option<PathBuf>,
     ) -> BenchOptions {
@@ -456,7 +458,7 @@ pub struct Header {
     pub date_unix_seconds: u64,
     pub op: String,
     pub input: String,
-    pub block: u32,
+    pub block: String,
     pub repeat: u32,
     pub warmup: u32,
     pub timing: String,
@@ -489,7 +491,8 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
         &options.dtypes,
         &options.sizes,
         options.runs_per_case(),
-        options.block,
+        // The smallest block has the most partials: enough memory for any version's.
+        options.block.unwrap_or(BLOCK_SIZES[0]),
         gpu.info.free_memory,
     );
     std::fs::create_dir_all(&options.out)
@@ -530,7 +533,9 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
             .map_or(0, |d| d.as_secs()),
         op: "sum".into(),
         input: format!("random (seed {SEED}): floats uniform in [-1, 1), integers over their whole range"),
-        block: options.block,
+        block: options
+            .block
+            .map_or_else(|| "tuned per version (see `host list`)".to_string(), |b| b.to_string()),
         repeat: options.timing.repeat,
         warmup: options.timing.warmup,
         timing: "CUDA events; median of `repeat` runs after `warmup` untimed ones; first pass and every pass to the scalar".into(),
@@ -671,7 +676,12 @@ fn run_case<T: HostElement + RandomElement>(
         bar.set_message(format!("{dtype} {}: {}", size_label(n), version.name()));
         let row = base(version.name(), Impl::Rust);
         rows.push(
-            match gpu.reduce::<T, Sum>(version, options.block, &copies, options.timing) {
+            match gpu.reduce::<T, Sum>(
+                version,
+                version.block_for(options.block, n),
+                &copies,
+                options.timing,
+            ) {
                 Ok(run) => {
                     let verdict = check(
                         run.value,
@@ -1081,7 +1091,7 @@ fn run_reduce_ref(
         ])
         .args([
             "--block",
-            &options.block.to_string(),
+            &options.block.unwrap_or(DEFAULT_BLOCK_SIZE).to_string(),
             "--versions",
             &names.join(","),
         ])
@@ -1274,19 +1284,19 @@ mod tests {
             warmup: 3,
             repeat: 20,
         };
-        let all = BenchOptions::new(&args(), None, 256, timing, None);
+        let all = BenchOptions::new(&args(), None, Some(256), timing, None);
         assert_eq!(all.dtypes, DType::ALL);
         assert_eq!(all.versions.len(), 9);
         assert!(all.cub);
         assert_eq!(all.runs_per_case(), 10 * 23);
-        let one = BenchOptions::new(&args(), Some(DType::U32), 256, timing, None);
+        let one = BenchOptions::new(&args(), Some(DType::U32), Some(256), timing, None);
         assert_eq!(one.dtypes, [DType::U32]);
         let listed = BenchArgs {
             dtypes: Some(DTypeList(vec![DType::F64])),
             no_cub: true,
             ..args()
         };
-        let listed = BenchOptions::new(&listed, None, 128, timing, None);
+        let listed = BenchOptions::new(&listed, None, Some(128), timing, None);
         assert_eq!(
             (listed.dtypes.as_slice(), listed.cub),
             ([DType::F64].as_slice(), false)
@@ -1517,7 +1527,7 @@ mod tests {
             date_unix_seconds: 1_700_000_000,
             op: "sum".into(),
             input: "random (seed 1)".into(),
-            block: 256,
+            block: "256".into(),
             repeat: 20,
             warmup: 3,
             timing: "CUDA events".into(),

@@ -13,7 +13,7 @@ use host::run::{Backend, BackendChoice, Case, run_versions};
 use host::sim::SIM_DEFAULT_LEN;
 use host::size::parse_len;
 use host::versions::{self, VERSIONS, Version};
-use kernels_gpu::launch::{BLOCK_SIZES, DEFAULT_BLOCK_SIZE};
+use kernels_gpu::launch::BLOCK_SIZES;
 use kernels_gpu::simulate::Schedule;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,9 +36,9 @@ struct Cli {
     /// Elements to reduce [default: 2^25 on the GPU, 2^20 on the simulator]; e.g. 2^25, 32M, 1e6, 2^25+7
     #[arg(long, value_parser = parse_len)]
     n: Option<usize>,
-    /// Threads per block
-    #[arg(long, default_value_t = DEFAULT_BLOCK_SIZE, value_parser = parse_block)]
-    block: u32,
+    /// Threads per block [default: each version's tuned size, 256 for most; `list` shows them]
+    #[arg(long, value_parser = parse_block)]
+    block: Option<u32>,
     #[arg(long, value_enum, default_value_t = DType::F32)]
     dtype: DType,
     #[arg(long, value_enum, default_value_t = OpKind::Sum)]

@@ -30,6 +30,7 @@ pub fn print_header(backend: &Backend, case: &Case) {
         case.seed,
         case.op,
         case.block
+            .map_or_else(|| "tuned per version".to_string(), |b| b.to_string())
     );
 }
 
@@ -146,15 +147,16 @@ pub fn print_table(case: &Case, results: &[(String, Result<Outcome, String>)]) {
 /// `list`: every version, its technique, launch shape and both seed numberings.
 pub fn print_list() {
     println!(
-        "{:<4} {:<18} {:<64} seeds",
-        "ver", "technique", "what it does"
+        "{:<4} {:<18} {:<64} {:<20} seeds",
+        "ver", "technique", "what it does", "block (tuned)"
     );
     for v in &VERSIONS {
         println!(
-            "{:<4} {:<18} {:<64} {}",
+            "{:<4} {:<18} {:<64} {:<20} {}",
             v.name(),
             v.slug,
             v.technique,
+            v.tuned_block_text(),
             v.seed_names()
         );
     }

@@ -80,7 +80,8 @@ pub struct Case {
     pub dtype: DType,
     pub op: OpKind,
     pub len: usize,
-    pub block: u32,
+    /// `None`: each version's tuned block size.
+    pub block: Option<u32>,
     pub pattern: Pattern,
     pub seed: u64,
 }
@@ -159,7 +160,7 @@ fn run_typed<T: HostElement + RandomElement, Op: ReduceOp<T>>(
                 .map(|&version| {
                     let run = gpu.reduce::<T, Op>(
                         version,
-                        case.block,
+                        version.block_for(case.block, case.len),
                         std::slice::from_ref(&device_input),
                         timing,
                     )?;
@@ -176,7 +177,12 @@ fn run_typed<T: HostElement + RandomElement, Op: ReduceOp<T>>(
         Backend::Sim { schedule } => Ok(versions
             .iter()
             .map(|&version| {
-                let run = sim::reduce::<T, Op>(version, case.block, &input, *schedule)?;
+                let run = sim::reduce::<T, Op>(
+                    version,
+                    version.block_for(case.block, case.len),
+                    &input,
+                    *schedule,
+                )?;
                 let measure = Measure::Sim {
                     wall_time: run.wall_time,
                     stats: run.stats,

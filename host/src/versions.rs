@@ -2,7 +2,8 @@
 //! it, and its launch shape. Both backends (GPU and simulator) launch from it.
 
 use kernels_gpu::launch::{
-    ADD_DURING_LOAD, BLOCK_SIZES, RESIDENT_THREADS_PER_SM, WARP_SIZE, elements_per_vector,
+    ADD_DURING_LOAD, BLOCK_SIZES, DEFAULT_BLOCK_SIZE, RESIDENT_THREADS_PER_SM, WARP_SIZE,
+    elements_per_vector,
 };
 
 /// How many blocks a pass launches.
@@ -35,6 +36,18 @@ pub enum Output {
     Final,
 }
 
+/// A version's default block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TunedBlock {
+    Fixed(u32),
+    /// `small` threads per block up to `up_to` elements, `large` above.
+    BySize {
+        small: u32,
+        large: u32,
+        up_to: usize,
+    },
+}
+
 #[derive(Debug)]
 pub struct Version {
     /// 0–8: `v{index}`.
@@ -50,6 +63,8 @@ pub struct Version {
     pub shared: Shared,
     /// The block size is a const generic: one entry point per size in `BLOCK_SIZES`.
     pub const_block: bool,
+    /// Threads per block when the user does not choose: measured best on the H100 (`bench`).
+    pub tuned_block: TunedBlock,
     pub output: Output,
 }
 
@@ -65,6 +80,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerThread,
         const_block: false,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -78,6 +94,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerThread,
         const_block: false,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -91,6 +108,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerThread,
         const_block: false,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -104,6 +122,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerThread,
         const_block: false,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -117,6 +136,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerThread,
         const_block: false,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -130,6 +150,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerThread,
         const_block: true,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -143,6 +164,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerThread,
         const_block: true,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -156,6 +178,7 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerWarp,
         const_block: true,
+        tuned_block: TunedBlock::Fixed(DEFAULT_BLOCK_SIZE),
         output: Output::PerBlockPartials,
     },
     Version {
@@ -169,6 +192,12 @@ pub const VERSIONS: [Version; 9] = [
         },
         shared: Shared::PerWarpAndTicket,
         const_block: true,
+        // bench on the H100 (f32): 512 threads win below ~2^23 elements, 1024 above.
+        tuned_block: TunedBlock::BySize {
+            small: 512,
+            large: 1024,
+            up_to: 1 << 23,
+        },
         output: Output::Final,
     },
 ];
@@ -195,6 +224,42 @@ pub enum ShapeError {
 }
 
 impl Version {
+    /// `chosen` if the user gave a block size, else this version's tuned one for `len` elements.
+    pub fn block_for(&self, chosen: Option<u32>, len: usize) -> u32 {
+        match (chosen, self.tuned_block) {
+            (Some(block), _) => block,
+            (None, TunedBlock::Fixed(block)) => block,
+            (
+                None,
+                TunedBlock::BySize {
+                    small,
+                    large,
+                    up_to,
+                },
+            ) => {
+                if len <= up_to {
+                    small
+                } else {
+                    large
+                }
+            }
+        }
+    }
+
+    /// The tuned block size as `list` shows it.
+    pub fn tuned_block_text(&self) -> String {
+        match self.tuned_block {
+            TunedBlock::Fixed(block) => block.to_string(),
+            TunedBlock::BySize {
+                small,
+                large,
+                up_to,
+            } => {
+                format!("{small} to 2^{}, then {large}", up_to.ilog2())
+            }
+        }
+    }
+
     pub fn name(&self) -> String {
         format!("v{}", self.index)
     }

@@ -26,7 +26,7 @@ fn main() {
         schedule: Schedule::Shuffled { seed: 42 },
     }));
     let mut shuffled_cases = common::block_sizes(3_001);
-    shuffled_cases.retain(|c| c.case.block == 256);
+    shuffled_cases.retain(|c| c.case.block == Some(256));
     trials.extend(
         common::trials(shuffled_cases, shuffled)
             .into_iter()

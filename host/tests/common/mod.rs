@@ -6,7 +6,6 @@ use host::gpu::Timing;
 use host::input::Pattern;
 use host::run::{Backend, Case, run_versions};
 use host::versions::{VERSIONS, Version};
-use kernels_gpu::launch::DEFAULT_BLOCK_SIZE;
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 
@@ -26,13 +25,13 @@ impl TestCase {
             c.dtype,
             c.op,
             c.len,
-            c.block,
+            self.version.block_for(c.block, c.len),
             c.pattern.name()
         )
     }
 }
 
-/// Every version × type × operator × `sizes`, with the default block size; random inputs, and
+/// Every version × type × operator × `sizes`, with each version's tuned block size; random inputs, and
 /// small integers (exact float sums) for f32 sums.
 pub fn table(sizes: &[usize]) -> Vec<TestCase> {
     let mut cases = Vec::new();
@@ -49,7 +48,7 @@ pub fn table(sizes: &[usize]) -> Vec<TestCase> {
                             dtype,
                             op,
                             len,
-                            block: DEFAULT_BLOCK_SIZE,
+                            block: None,
                             pattern,
                             seed: len as u64 ^ 0x5eed,
                         };
@@ -71,7 +70,7 @@ pub fn block_sizes(len: usize) -> Vec<TestCase> {
                 dtype: DType::F32,
                 op: OpKind::Sum,
                 len,
-                block,
+                block: Some(block),
                 pattern: Pattern::Random,
                 seed: 11,
             };
