@@ -9,7 +9,7 @@ use host::element::{DType, OpKind};
 use host::gpu::Timing;
 use host::input::Pattern;
 use host::report::{print_header, print_list, print_outcome, print_table};
-use host::run::{Backend, BackendChoice, Case, run_versions};
+use host::run::{Backend, BackendChoice, Case, check_fits, run_versions};
 use host::sim::SIM_DEFAULT_LEN;
 use host::size::parse_len;
 use host::versions::{self, VERSIONS, Version};
@@ -154,6 +154,7 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         repeat: cli.repeat,
     };
 
+    check_fits(&backend, &case)?;
     print_header(&backend, &case);
     let results = run_versions(&backend, &selected, &case, timing)?;
     let mut all_pass = true;

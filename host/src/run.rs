@@ -7,7 +7,7 @@ use crate::input::{Pattern, RandomElement, formula_sum, formula_value, generate}
 use crate::reference::{Check, Expected, Verdict, check, reference};
 use crate::versions::{LaunchShape, Version};
 use crate::{sim, with_element_and_op};
-use anyhow::Result;
+use anyhow::{Result, bail};
 use kernels_gpu::element::ReduceOp;
 use kernels_gpu::simulate::{LaunchStats, Schedule};
 use std::path::Path;
@@ -133,11 +133,59 @@ pub fn run_versions(
     case: &Case,
     timing: Timing,
 ) -> Result<Vec<Result<Outcome>>> {
+    check_fits(backend, case)?;
     with_element_and_op!(
         case.dtype,
         case.op,
         run_typed(backend, versions, case, timing)
     )
+}
+
+/// Refuses, before any allocation, an input that cannot fit: on the GPU (input plus the
+/// partials of the first pass) or in host memory, where it is generated first.
+pub fn check_fits(backend: &Backend, case: &Case) -> Result<()> {
+    let gib = |bytes: usize| bytes as f64 / f64::from(1u32 << 30);
+    let Some(bytes) = case.len.checked_mul(case.dtype.size()) else {
+        bail!(
+            "{} elements of {} do not fit in this machine's address space",
+            case.len,
+            case.dtype
+        );
+    };
+    if let Backend::Gpu(gpu) = backend {
+        // Partials: at most one per 64 elements (the smallest block), in two buffers.
+        let needed = bytes + 2 * (case.len / 64 + 1) * case.dtype.size();
+        if needed > gpu.info.free_memory {
+            bail!(
+                "{} × {} needs {:.1} GiB of GPU memory but {:.1} GiB are free on {}",
+                case.len,
+                case.dtype,
+                gib(needed),
+                gib(gpu.info.free_memory),
+                gpu.info.name
+            );
+        }
+    }
+    if let Some(available) = host_available_memory()
+        && bytes > available
+    {
+        bail!(
+            "{} × {} needs {:.1} GiB of host memory to generate the input but {:.1} GiB are available",
+            case.len,
+            case.dtype,
+            gib(bytes),
+            gib(available)
+        );
+    }
+    Ok(())
+}
+
+/// `MemAvailable` from `/proc/meminfo`, where there is one.
+fn host_available_memory() -> Option<usize> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 fn run_typed<T: HostElement + RandomElement, Op: ReduceOp<T>>(
@@ -297,6 +345,32 @@ mod tests {
             closed.value,
             direct.value
         );
+    }
+
+    #[test]
+    fn inputs_too_large_for_the_machine_are_refused_before_any_allocation() {
+        let backend = Backend::Sim {
+            schedule: Schedule::InOrder,
+        };
+        let case = |len| Case {
+            dtype: DType::F64,
+            op: OpKind::Sum,
+            len,
+            block: None,
+            pattern: Pattern::Formula,
+            seed: 0,
+        };
+        let error = check_fits(&backend, &case(usize::MAX / 4))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("address space"), "{error}");
+        if host_available_memory().is_some() {
+            let error = check_fits(&backend, &case(1 << 50))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("GiB of host memory"), "{error}");
+        }
+        assert!(check_fits(&backend, &case(1000)).is_ok());
     }
 
     #[test]
