@@ -273,6 +273,17 @@ template <> struct Vec16<unsigned int> {
 // read: loads every element once (grid-stride 16-byte vectors, then the scalar tail) and
 // writes only if the sum equals `sentinel` (never, in practice), so the loads stay: the
 // bandwidth floor. Needs g_idata 16-byte aligned (cudaMalloc + 256-byte strides here).
+// Spins one thread for `ns` nanoseconds. Launched before each timed run so that the start
+// event and the launches queue up behind it: the events then time the GPU, not the CPU's
+// launch path (the Rust host does the same, kernels-gpu/src/spin.rs).
+__global__ void spin(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+
 template <typename T>
 __global__ void read_probe(const T* g_idata, T* g_odata, unsigned int n, T sentinel) {
     using V = typename Vec16<T>::type;
@@ -601,6 +612,9 @@ struct Events {
     }
 };
 
+// GPU time spun before each timed run (see `spin`): longer than the CPU needs to enqueue it.
+constexpr unsigned long long kPrerollNs = 50000;
+
 // warmup + repeat runs of one version, each on the next input copy; every run's result is
 // checked; medians of the timed runs.
 template <typename T>
@@ -625,6 +639,8 @@ static Row bench_version(Version v, const Reference<T>& ref, Workspace<T>& ws, u
     for (int run = 0; run < cfg.warmup + cfg.repeat; ++run) {
         const T* in = ws.next_input();
         const T* out = nullptr;
+        spin<<<1, 1, 0, stream>>>(kPrerollNs);
+        CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaEventRecord(ev.start, stream));
         if (v == Version::Cub) {
             CUDA_CHECK(cub::DeviceReduce::Sum(ws.cub_temp, ws.cub_temp_bytes, in, ws.result,

@@ -481,7 +481,7 @@ fn rotation_text() -> String {
 }
 
 const CUB_TEXT: &str = "CUB (and the CUDA C++ versions, cuda-v*) timed by bench/cuda/reduce_ref.cu on its own input of \
-     the same size and type (not the same bytes), by the same method: CUDA events, median, its own rotation of inputs under 64 MiB";
+     the same size and type (not the same bytes), by the same method: CUDA events behind the same pre-roll, median, its own rotation of inputs under 64 MiB";
 
 /// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
 pub fn run(options: &BenchOptions) -> Result<bool> {
@@ -538,7 +538,7 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
             .map_or_else(|| "tuned per version (see `host list`)".to_string(), |b| b.to_string()),
         repeat: options.timing.repeat,
         warmup: options.timing.warmup,
-        timing: "CUDA events; median of `repeat` runs after `warmup` untimed ones; first pass and every pass to the scalar".into(),
+        timing: "CUDA events behind a 50 µs GPU pre-roll (so the CPU launch path is not timed); median of `repeat` runs after `warmup` untimed ones; first pass and every pass to the scalar".into(),
         rotation: rotation_text(),
         cub: cub_text,
         dtypes: options.dtypes.iter().map(|d| d.name().to_string()).collect(),
@@ -809,7 +809,7 @@ pub fn format_report(header: &Header, plan: &Plan, rows: &[Row]) -> String {
         header.input,
         header.block,
         format_args!(
-            "CUDA events, median of {} runs after {} untimed",
+            "CUDA events behind a GPU pre-roll, median of {} runs after {} untimed",
             header.repeat, header.warmup
         )
     );

@@ -70,6 +70,8 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    /// The pre-roll kernel (kernels-gpu/src/spin.rs).
+    spin: CudaFunction,
     pub info: DeviceInfo,
     pub source: KernelSource,
 }
@@ -93,6 +95,9 @@ pub struct GpuRun<T> {
     /// Every repetition gave the same bits.
     pub deterministic: bool,
 }
+
+/// GPU time the pre-roll spins: more than the host needs to enqueue a timed run.
+const PREROLL_NS: u64 = 50_000;
 
 /// Where `cargo xtask build-ptx` puts the kernels, relative to the workspace root.
 pub const PTX_DIR: &str = "target/ptx";
@@ -124,10 +129,17 @@ impl Gpu {
         };
         let (module, source) = load_kernels(&ctx, &info, ptx_dir)?;
         let stream = ctx.default_stream();
+        let spin = module.load_function("spin_ns").with_context(|| {
+            format!(
+                "kernel `spin_ns` is not in {} (rebuild it: cargo xtask build-ptx)",
+                source.path.display()
+            )
+        })?;
         Ok(Gpu {
             ctx,
             stream,
             module,
+            spin,
             info,
             source,
         })
@@ -200,6 +212,7 @@ impl Gpu {
         let mut value: Option<T> = None;
         let mut deterministic = true;
         for run in 0..timing.warmup + timing.repeat {
+            self.preroll()?;
             events[0].record(&self.stream)?;
             for (pass, &(len, shape)) in passes.iter().enumerate() {
                 let result = match pass {
@@ -282,6 +295,7 @@ impl Gpu {
         let mut samples = Vec::new();
         for run in 0..timing.warmup + timing.repeat {
             let input = &inputs[run as usize % inputs.len()];
+            self.preroll()?;
             start.record(&self.stream)?;
             self.launch(
                 &function,
@@ -300,6 +314,23 @@ impl Gpu {
             }
         }
         Ok(median(&mut samples))
+    }
+
+    /// Keeps the GPU busy for `PREROLL_NS` while the host records the start event and
+    /// enqueues the timed launches behind it, so the events time the GPU and not the CPU's
+    /// launch path (see kernels-gpu/src/spin.rs).
+    fn preroll(&self) -> Result<()> {
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut args = self.stream.launch_builder(&self.spin);
+        args.arg(&PREROLL_NS);
+        // SAFETY: `spin_ns(nanoseconds: u64)` takes exactly this one argument and touches no
+        // memory.
+        unsafe { args.launch(config) }.context("launching the pre-roll kernel spin_ns")?;
+        Ok(())
     }
 
     fn timing_event(&self) -> Result<CudaEvent> {

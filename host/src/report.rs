@@ -56,7 +56,7 @@ pub fn print_outcome(case: &Case, outcome: &Outcome) {
             deterministic,
         } => {
             println!(
-                "  gpu time  first pass {:.4} ms = {:.0} GB/s · to the scalar {:.4} ms (median of {repeat}, CUDA events, after warm-up){}",
+                "  gpu time  first pass {:.4} ms = {:.0} GB/s · to the scalar {:.4} ms (median of {repeat}, CUDA events behind a GPU pre-roll, after warm-up){}",
                 first_pass_ms,
                 outcome.first_pass_gbps(case).unwrap_or(f64::NAN),
                 to_scalar_ms,

@@ -95,3 +95,9 @@ macro_rules! read_probe_entry {
     };
 }
 read_probe_entry!(f32, f64, i32, u32);
+
+/// The pre-roll kernel (see `spin.rs`); launched with one thread.
+#[unsafe(no_mangle)]
+pub extern "gpu-kernel" fn spin_ns(nanoseconds: u64) {
+    crate::spin::spin(nanoseconds)
+}

@@ -53,6 +53,8 @@ pub mod reduce_v7_warp_shuffle;
 pub mod reduce_v8_single_pass;
 
 pub mod read_probe;
+#[cfg(target_arch = "nvptx64")]
+pub mod spin;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod entry;

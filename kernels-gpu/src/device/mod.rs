@@ -85,6 +85,13 @@ pub fn thread_fence() {
     backend::thread_fence()
 }
 
+/// The GPU's nanosecond clock (`%globaltimer`). GPU only: the simulator has no GPU time.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn global_timer_ns() -> u64 {
+    backend::global_timer_ns()
+}
+
 /// What went wrong when a kernel stops itself (on the GPU: `trap`, the launch fails).
 #[derive(Clone, Copy, Debug)]
 pub enum Fault {

@@ -74,6 +74,16 @@ pub fn shuffle_down(mask: u32, bits: u64, delta: u32, width: u32, wide: bool) ->
     }
 }
 
+/// `%globaltimer`: nanoseconds, the same clock for every SM.
+#[inline(always)]
+pub fn global_timer_ns() -> u64 {
+    let now: u64;
+    // SAFETY: reads a special register; `volatile` by default (no `pure`), so every call reads
+    // it anew.
+    unsafe { asm!("mov.u64 {0}, %globaltimer;", out(reg64) now, options(nomem, nostack)) };
+    now
+}
+
 #[inline(always)]
 pub fn thread_fence() {
     // SAFETY: `membar.gl`, a fence; touches no memory itself.
