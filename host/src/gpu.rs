@@ -542,6 +542,38 @@ mod tests {
     }
 
     #[test]
+    fn refuses_ptx_built_from_other_sources_and_names_the_fix() {
+        let dir = std::env::temp_dir().join(format!("reduce-rs-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dirs = [dir.clone()];
+        let missing = fresh_ptx(&dirs, 90).unwrap_err();
+        assert!(
+            missing.contains("no kernels for sm_90") && missing.contains("cargo xtask build-ptx"),
+            "{missing}"
+        );
+
+        std::fs::write(dir.join("kernels_gpu.sm_90.ptx"), "").unwrap();
+        std::fs::write(
+            dir.join("kernels_gpu.sm_90.source-hash"),
+            "0000000000000000",
+        )
+        .unwrap();
+        let stale = fresh_ptx(&dirs, 90).unwrap_err();
+        assert!(
+            stale.contains("other kernel sources") && stale.contains("cargo xtask build-ptx"),
+            "{stale}"
+        );
+
+        std::fs::write(
+            dir.join("kernels_gpu.sm_90.source-hash"),
+            env!("KERNEL_SOURCE_HASH"),
+        )
+        .unwrap();
+        assert_eq!(fresh_ptx(&dirs, 90).unwrap().1, 90);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn picks_the_newest_ptx_the_gpu_can_run() {
         let dir = std::env::temp_dir().join(format!("reduce-rs-ptx-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
