@@ -144,8 +144,23 @@ __device__ void warpReduce(volatile T* sdata, unsigned int tid) {
     sdata[tid] += sdata[tid + 1];
 }
 
+// The same six steps made correct for independent thread scheduling, as the Rust v4/v5 do
+// it: read, __syncwarp, write, __syncwarp (NVIDIA, "Using CUDA Warp-Level Primitives").
+// The `-sync` versions (v4-sync, v5-sync) use it: the fair twins of the Rust kernels.
+template <unsigned int blockSize, typename T>
+__device__ void warpReduceSynced(T* sdata, unsigned int tid) {
+    T value = sdata[tid];
+#pragma unroll
+    for (unsigned int offset = 32; offset > 0; offset >>= 1) {
+        if (blockSize >= 2 * offset) value += sdata[tid + offset];
+        __syncwarp();
+        sdata[tid] = value;
+        __syncwarp();
+    }
+}
+
 // v4: v3 + unrolled last warp: barriers only while s > 32, then warp 0 finishes alone.
-template <typename T>
+template <typename T, bool Sync = false>
 __global__ void reduce_v4(const T* g_idata, T* g_odata, unsigned int n) {
     T* sdata = shared_array<T>();
     unsigned int tid = threadIdx.x;
@@ -158,7 +173,10 @@ __global__ void reduce_v4(const T* g_idata, T* g_odata, unsigned int n) {
         if (tid < s) sdata[tid] += sdata[tid + s];
         __syncthreads();
     }
-    if (tid < 32) warpReduce(sdata, tid);
+    if (tid < 32) {
+        if (Sync) warpReduceSynced<64>(sdata, tid);
+        else warpReduce(sdata, tid);
+    }
     if (tid == 0) g_odata[blockIdx.x] = sdata[0];
 }
 
@@ -175,17 +193,20 @@ __device__ void warpReduceUnrolled(volatile T* sdata, unsigned int tid) {
 
 // The completely unrolled shared-memory tree of v5 (reused by v6): every `if (blockSize >= ...)`
 // is decided at compile time, so no loop and no dead steps remain.
-template <unsigned int blockSize, typename T>
+template <unsigned int blockSize, typename T, bool Sync = false>
 __device__ __forceinline__ void treeReduceUnrolled(T* sdata, unsigned int tid) {
     if (blockSize >= 1024) { if (tid < 512) sdata[tid] += sdata[tid + 512]; __syncthreads(); }
     if (blockSize >= 512) { if (tid < 256) sdata[tid] += sdata[tid + 256]; __syncthreads(); }
     if (blockSize >= 256) { if (tid < 128) sdata[tid] += sdata[tid + 128]; __syncthreads(); }
     if (blockSize >= 128) { if (tid < 64) sdata[tid] += sdata[tid + 64]; __syncthreads(); }
-    if (tid < 32) warpReduceUnrolled<blockSize>(sdata, tid);
+    if (tid < 32) {
+        if (Sync) warpReduceSynced<blockSize>(sdata, tid);
+        else warpReduceUnrolled<blockSize>(sdata, tid);
+    }
 }
 
 // v5: complete unroll: v4 with template<blockSize>, the whole tree unrolled at compile time.
-template <unsigned int blockSize, typename T>
+template <unsigned int blockSize, typename T, bool Sync = false>
 __global__ void reduce_v5(const T* g_idata, T* g_odata, unsigned int n) {
     T* sdata = shared_array<T>();
     unsigned int tid = threadIdx.x;
@@ -194,7 +215,7 @@ __global__ void reduce_v5(const T* g_idata, T* g_odata, unsigned int n) {
     if (i + blockSize < n) sum += g_idata[i + blockSize];
     sdata[tid] = sum;
     __syncthreads();
-    treeReduceUnrolled<blockSize>(sdata, tid);
+    treeReduceUnrolled<blockSize, T, Sync>(sdata, tid);
     if (tid == 0) g_odata[blockIdx.x] = sdata[0];
 }
 
@@ -303,15 +324,18 @@ __global__ void read_probe(const T* g_idata, T* g_odata, unsigned int n, T senti
 // Versions and their launch shapes
 // ---------------------------------------------------------------------------------------
 
-enum class Version { V0, V1, V2, V3, V4, V5, V6, V7, Cub, Read };
+enum class Version { V0, V1, V2, V3, V4, V5, V6, V7, Cub, Read, V4Sync, V5Sync };
 
 static const Version kAllVersions[] = {Version::V0, Version::V1, Version::V2, Version::V3,
                                        Version::V4, Version::V5, Version::V6, Version::V7,
                                        Version::Cub, Version::Read};
+// Also accepted by --versions, not part of `all`: v4/v5 with __syncwarp (warpReduceSynced).
+static const Version kExtraVersions[] = {Version::V4Sync, Version::V5Sync};
 
 static const char* version_name(Version v) {
     static const char* const names[] = {"v0", "v1", "v2", "v3", "v4",
-                                        "v5", "v6", "v7", "cub", "read"};
+                                        "v5", "v6", "v7", "cub", "read",
+                                        "v4-sync", "v5-sync"};
     return names[static_cast<int>(v)];
 }
 
@@ -349,6 +373,7 @@ static unsigned int pass_grid(Version v, uint64_t len, const Config& cfg, const 
         case Version::V0: case Version::V1: case Version::V2:
             grid = ceil_div(len, b); break;                                   // 1 element / thread
         case Version::V3: case Version::V4: case Version::V5:
+        case Version::V4Sync: case Version::V5Sync:
             grid = ceil_div(len, 2 * b); break;                               // 2 elements / thread
         case Version::V6: grid = std::min(ceil_div(len, 2 * b), device_grid(cfg, dev)); break;
         case Version::V7: grid = std::min(ceil_div(len, b), device_grid(cfg, dev)); break;
@@ -398,6 +423,9 @@ static void launch_fixed_block(Version v, unsigned int grid, const T* in, T* out
                                cudaStream_t stream) {
     switch (v) {
         case Version::V5: reduce_v5<B, T><<<grid, B, B * sizeof(T), stream>>>(in, out, n); break;
+        case Version::V5Sync:
+            reduce_v5<B, T, true><<<grid, B, B * sizeof(T), stream>>>(in, out, n);
+            break;
         case Version::V6: reduce_v6<B, T><<<grid, B, B * sizeof(T), stream>>>(in, out, n); break;
         case Version::V7: reduce_v7<B, T><<<grid, B, 0, stream>>>(in, out, n); break;
         default: fail("launch_fixed_block: not a block-templated version");
@@ -414,7 +442,8 @@ static void launch_pass(Version v, unsigned int grid, unsigned int block, const 
         case Version::V2: reduce_v2<T><<<grid, block, shared, stream>>>(in, out, n); break;
         case Version::V3: reduce_v3<T><<<grid, block, shared, stream>>>(in, out, n); break;
         case Version::V4: reduce_v4<T><<<grid, block, shared, stream>>>(in, out, n); break;
-        case Version::V5: case Version::V6: case Version::V7:
+        case Version::V4Sync: reduce_v4<T, true><<<grid, block, shared, stream>>>(in, out, n); break;
+        case Version::V5: case Version::V5Sync: case Version::V6: case Version::V7:
             switch (block) {
                 case 64: launch_fixed_block<T, 64>(v, grid, in, out, n, stream); break;
                 case 128: launch_fixed_block<T, 128>(v, grid, in, out, n, stream); break;
@@ -785,7 +814,8 @@ static void usage(FILE* f) {
         "  --block     threads per block: 64, 128, 256, 512 or 1024 (default 256)\n"
         "  --grid      blocks of v6, v7 and read (default SMs x (max threads per SM / block))\n"
         "  --csv       also write the rows as CSV\n"
-        "  --versions  comma list of v0..v7, cub, read, or all (default all)\n");
+        "  --versions  comma list of v0..v7, cub, read, or all (default all); also v4-sync and\n"
+        "              v5-sync: v4/v5 with __syncwarp in the last warp, as the Rust kernels\n");
 }
 
 static uint64_t parse_count(const std::string& s, const char* what) {
@@ -848,13 +878,15 @@ static std::vector<Version> parse_versions(const std::string& arg) {
             continue;
         }
         bool found = false;
-        for (Version v : kAllVersions) {
+        std::vector<Version> known{std::begin(kAllVersions), std::end(kAllVersions)};
+        known.insert(known.end(), std::begin(kExtraVersions), std::end(kExtraVersions));
+        for (Version v : known) {
             if (item == version_name(v)) {
                 versions.push_back(v);
                 found = true;
             }
         }
-        if (!found) fail("unknown version '" + item + "' (v0..v7, cub, read, all)");
+        if (!found) fail("unknown version '" + item + "' (v0..v7, v4-sync, v5-sync, cub, read, all)");
     }
     return versions;
 }

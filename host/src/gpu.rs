@@ -366,8 +366,9 @@ impl Gpu {
         // with T the element type its name says (`entry_point` builds the name from T). `input`
         // holds at least `len` elements and `partials` `partials_len` ≥ gridDim elements
         // (`Version::passes` sizes both); `retired` is zeroed at allocation and the single-pass
-        // kernel sets it back to 0; shared memory is sized from the same version table the
-        // kernels' `shared_array!` calls follow, and the kernels check it.
+        // kernel sets it back to 0; the dynamic shared memory is the version table's
+        // `shared_bytes`, which covers the kernels' `shared_array!`s (the simulator checks that
+        // at every launch, and the simulator tests launch every version through this table).
         unsafe { args.launch(config) }?;
         Ok(())
     }

@@ -17,13 +17,22 @@ fn launch(
     grid: u32,
     len: usize,
 ) -> (Result<simt::LaunchStats, SimError>, Vec<f32>) {
+    launch_with_shared(kernel, grid, len, BLOCK as usize * 4)
+}
+
+fn launch_with_shared(
+    kernel: Kernel<f32>,
+    grid: u32,
+    len: usize,
+    shared_bytes: usize,
+) -> (Result<simt::LaunchStats, SimError>, Vec<f32>) {
     let input: Vec<f32> = (0..len).map(|i| (i % 7) as f32 - 3.0).collect();
     let mut partials = vec![f32::NAN; grid as usize];
     let mut retired = 0;
     let config = LaunchConfig {
         grid_dim: grid,
         block_dim: BLOCK,
-        shared_bytes: BLOCK as usize * 4,
+        shared_bytes,
         schedule: Schedule::InOrder,
     };
     let result = simulate(
@@ -278,6 +287,19 @@ fn reads_unwritten_shared(
 fn reading_shared_memory_nobody_wrote_is_reported() {
     let (result, _) = launch(reads_unwritten_shared, 1, 64);
     expect(ErrorKind::UninitializedSharedRead, result, &[]);
+}
+
+#[test]
+fn a_launch_with_too_little_shared_memory_is_reported() {
+    // The GPU trusts the launch contract here (no check in every warp); the simulator does not.
+    let (result, _) = launch_with_shared(kernels_gpu::reduce_v2::<f32, Sum>, 1, 64, 63 * 4);
+    expect(
+        ErrorKind::Fault,
+        result,
+        &["wants 256 bytes of shared memory", "gave 252"],
+    );
+    let (result, _) = launch_with_shared(kernels_gpu::reduce_v2::<f32, Sum>, 1, 64, 64 * 4);
+    result.expect("64 floats fit in 256 bytes");
 }
 
 /// Block 1 adds block 0's partial without any ordering between the blocks.

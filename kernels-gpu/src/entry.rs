@@ -13,7 +13,9 @@ macro_rules! entry {
         /// # Safety
         /// The host's launch contract: `input` holds `len` elements, `partials` holds
         /// `partials_len` elements (at least `gridDim`), `retired` is a zeroed `u32`; all are
-        /// device allocations that nothing else touches during the launch.
+        /// device allocations that nothing else touches during the launch. The block's
+        /// dynamic shared memory holds every `shared_array!` of the kernel (the host's
+        /// version table gives `shared_bytes` for the block size and element type).
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $name(input: *const $t, len: usize, partials: *mut $t, partials_len: usize, retired: *mut u32) {
             // SAFETY: the launch contract above is exactly what the wrappers require.

@@ -133,6 +133,11 @@ pub fn shared_index(index: usize, len: usize, _fault: impl FnOnce() -> Fault) ->
     (index as u32).min((len - 1) as u32) as usize
 }
 
+/// A launch-contract check (see `SharedArray::dynamic`): the GPU trusts the launch, as it
+/// trusts the pointers and lengths it is given; the simulator checks.
+#[inline(always)]
+pub fn check_launch(_ok: bool, _fault: impl FnOnce() -> Fault) {}
+
 /// `@!ok trap`: ends the kernel when `ok` is false; the launch then fails with an error the
 /// host reports. Inline asm, not `if !ok { trap() }`, so LLVM sees no branch and the check
 /// costs one compare and one predicated instruction.

@@ -34,6 +34,13 @@ pub fn ensure(ok: bool, fault: impl FnOnce() -> Fault) {
     }
 }
 
+/// A launch-contract check (see `SharedArray::dynamic`): reported like any other fault.
+#[inline(always)]
+#[track_caller]
+pub fn check_launch(ok: bool, fault: impl FnOnce() -> Fault) {
+    ensure(ok, fault)
+}
+
 /// `index`, after reporting it if it is past the end.
 #[inline(always)]
 #[track_caller]
