@@ -61,7 +61,7 @@ pub fn print_outcome(case: &Case, outcome: &Outcome) {
                 outcome.first_pass_gbps(case).unwrap_or(f64::NAN),
                 to_scalar_ms,
                 if *deterministic {
-                    ""
+                    " · result bitwise identical in every run"
                 } else {
                     " · NOT bitwise identical across runs"
                 }
