@@ -872,14 +872,14 @@ static std::vector<uint64_t> parse_sizes(const std::string& arg) {
 
 static std::vector<Version> parse_versions(const std::string& arg) {
     std::vector<Version> versions;
+    std::vector<Version> known{std::begin(kAllVersions), std::end(kAllVersions)};
+    known.insert(known.end(), std::begin(kExtraVersions), std::end(kExtraVersions));
     for (const std::string& item : split(arg, ',')) {
         if (item == "all") {
             versions.insert(versions.end(), std::begin(kAllVersions), std::end(kAllVersions));
             continue;
         }
         bool found = false;
-        std::vector<Version> known{std::begin(kAllVersions), std::end(kAllVersions)};
-        known.insert(known.end(), std::begin(kExtraVersions), std::end(kExtraVersions));
         for (Version v : known) {
             if (item == version_name(v)) {
                 versions.push_back(v);
