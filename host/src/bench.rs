@@ -12,16 +12,18 @@
 
 use crate::chart::{self, Series};
 use crate::element::{DType, HostElement, OpKind};
-use crate::gpu::{Gpu, Timing};
-use crate::input::{Pattern, RandomElement, generate};
-use crate::reference::{check, reference};
+use crate::input::{Pattern, generate};
+use crate::reference::Checked;
 use crate::run::BackendChoice;
 use crate::size::parse_len;
-use crate::versions::{self, VERSIONS, Version};
+use crate::timing::{Timer, Timing};
 use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use kernels_gpu::element::Sum;
 use kernels_gpu::launch::{BLOCK_SIZES, DEFAULT_BLOCK_SIZE};
+use reduce_rs::internals::{DeviceBuffer, Gpu};
+use reduce_rs::ops::Sum;
+use reduce_rs::plan::{self, LaunchShape, Sizes};
+use reduce_rs::{Operation, Reducer, Version};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,6 +42,8 @@ pub const OUT_DEFAULT: &str = "bench-out";
 const SEED: u64 = 1;
 /// The CUDA C++ reference program (relative to the workspace root).
 pub const REDUCE_REF: &str = "bench/cuda/reduce_ref.cu";
+/// The versions reduce_ref has a CUDA C++ twin of.
+const CUDA_TWINS: [&str; 8] = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"];
 /// CUB takes an `int` count, and reduce_ref refuses larger sizes.
 const REDUCE_REF_MAX_N: usize = i32::MAX as usize;
 
@@ -207,17 +211,17 @@ pub fn parse_sizes(text: &str) -> Result<SizeList, String> {
 }
 
 #[derive(Clone, Debug)]
-pub struct VersionList(pub Vec<&'static Version>);
+pub struct VersionList(pub Vec<Version>);
 
-/// `all` or a comma list of anything `versions::find` reads (repeats dropped, order kept).
+/// `all` or a comma list of anything `Version::find` reads (repeats dropped, order kept).
 pub fn parse_versions(text: &str) -> Result<VersionList, String> {
     if text.trim().eq_ignore_ascii_case("all") {
-        return Ok(VersionList(VERSIONS.iter().collect()));
+        return Ok(VersionList(Version::all().collect()));
     }
-    let mut list: Vec<&'static Version> = Vec::new();
+    let mut list: Vec<Version> = Vec::new();
     for item in text.split(',') {
-        let version = versions::find(item).map_err(|e| e.to_string())?;
-        if !list.iter().any(|v| v.index == version.index) {
+        let version = Version::find(item).map_err(|e| e.to_string())?;
+        if !list.contains(&version) {
             list.push(version);
         }
     }
@@ -229,7 +233,7 @@ pub fn parse_versions(text: &str) -> Result<VersionList, String> {
 pub struct BenchOptions {
     pub dtypes: Vec<DType>,
     pub sizes: Vec<usize>,
-    pub versions: Vec<&'static Version>,
+    pub versions: Vec<Version>,
     /// `None`: each version's tuned block size.
     pub block: Option<u32>,
     pub timing: Timing,
@@ -258,7 +262,7 @@ impl BenchOptions {
             versions: args
                 .versions
                 .as_ref()
-                .map_or_else(|| VERSIONS.iter().collect(), |v| v.0.clone()),
+                .map_or_else(|| Version::all().collect(), |v| v.0.clone()),
             block,
             timing,
             out: args.out.clone(),
@@ -485,15 +489,22 @@ const CUB_TEXT: &str = "CUB (and the CUDA C++ versions, cuda-v*) timed by bench/
 
 /// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
 pub fn run(options: &BenchOptions) -> Result<bool> {
-    let gpu =
-        Gpu::open(options.ptx_dir.as_deref()).context("bench times the kernels on the GPU")?;
+    let mut reducer = Reducer::gpu(0).context("bench times the kernels on the GPU")?;
+    if let Some(dir) = &options.ptx_dir {
+        reducer = reducer.with_kernels_from(dir)?;
+    }
+    let gpu = reducer
+        .gpu_backend()
+        .context("bench times the kernels on the GPU")?;
+    let info = gpu.info().clone();
+    let (free_memory, _) = gpu.memory()?;
     let plan = plan(
         &options.dtypes,
         &options.sizes,
         options.runs_per_case(),
         // The smallest block has the most partials: enough memory for any version's.
         options.block.unwrap_or(BLOCK_SIZES[0]),
-        gpu.info.free_memory,
+        free_memory,
     );
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("creating {}", options.out.display()))?;
@@ -503,11 +514,11 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
     if plan.cases.is_empty() {
         bail!(
             "no size fits in the GPU's free memory ({} MiB)",
-            gpu.info.free_memory >> 20
+            free_memory >> 20
         );
     }
     let reduce_ref = if options.cub {
-        build_reduce_ref(&options.out, gpu.info.compute_capability)
+        build_reduce_ref(&options.out, info.compute_capability)
     } else {
         Err("--no-cub".to_string())
     };
@@ -521,13 +532,16 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
         }
     };
     let header = Header {
-        device: gpu.info.name.clone(),
-        multiprocessors: gpu.info.multiprocessors,
-        compute_capability: gpu.info.arch(),
-        total_memory_bytes: gpu.info.total_memory,
-        free_memory_bytes: gpu.info.free_memory,
-        kernels: gpu.source.path.display().to_string(),
-        kernels_cubin: gpu.source.is_cubin,
+        device: info.name.clone(),
+        multiprocessors: info.multiprocessors,
+        compute_capability: info.arch(),
+        total_memory_bytes: info.total_memory,
+        free_memory_bytes: free_memory,
+        kernels: gpu.kernel_source().to_string(),
+        kernels_cubin: matches!(
+            gpu.kernel_source(),
+            reduce_rs::internals::KernelSource::File { cubin: true, .. }
+        ),
         date_unix_seconds: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
@@ -538,12 +552,12 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
             .map_or_else(|| "tuned per version (see `host list`)".to_string(), |b| b.to_string()),
         repeat: options.timing.repeat,
         warmup: options.timing.warmup,
-        timing: "CUDA events behind a 50 µs GPU pre-roll (so the CPU launch path is not timed); median of `repeat` runs after `warmup` untimed ones; first pass and every pass to the scalar".into(),
+        timing: "CUDA events behind a 50 µs GPU pre-roll (so the CPU launch path is not timed); median of `repeat` runs after `warmup` untimed ones; single-launch work between exactly two events, multi-pass versions with a third after the first pass".into(),
         rotation: rotation_text(),
         cub: cub_text,
         dtypes: options.dtypes.iter().map(|d| d.name().to_string()).collect(),
         sizes: options.sizes.clone(),
-        versions: options.versions.iter().map(|v| v.name()).collect(),
+        versions: options.versions.iter().map(|v| v.name().to_string()).collect(),
         skipped: plan.skipped.clone(),
     };
 
@@ -558,15 +572,10 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut rows = Vec::new();
-    let mut flush: Option<Vec<u32>> = None;
+    let mut flush: Option<DeviceBuffer> = None;
     for &dtype in &options.dtypes {
         for case in plan.cases.iter().filter(|c| c.dtype == dtype) {
-            let result = match dtype {
-                DType::F32 => run_case::<f32>(&gpu, options, case, &mut flush, &bar),
-                DType::F64 => run_case::<f64>(&gpu, options, case, &mut flush, &bar),
-                DType::I32 => run_case::<i32>(&gpu, options, case, &mut flush, &bar),
-                DType::U32 => run_case::<u32>(&gpu, options, case, &mut flush, &bar),
-            };
+            let result = crate::with_dtype!(dtype, run_case(gpu, options, case, &mut flush, &bar));
             match result {
                 Ok(case_rows) => rows.extend(case_rows),
                 Err(error) => {
@@ -578,7 +587,7 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
                     );
                     for v in &options.versions {
                         rows.push(
-                            Row::new(dtype, case.n, v.name(), Impl::Rust).failed(error.clone()),
+                            Row::new(dtype, case.n, v.name().into(), Impl::Rust).failed(error.clone()),
                         );
                     }
                     bar.inc(options.versions.len() as u64 + 1);
@@ -626,26 +635,31 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
 
 /// Times every version and the read probe on one (type, size). The error is for the input
 /// itself (generation, upload); a version's own failure is its row.
-fn run_case<T: HostElement + RandomElement>(
+fn run_case<T: HostElement>(
     gpu: &Gpu,
     options: &BenchOptions,
     case: &Planned,
-    flush: &mut Option<Vec<u32>>,
+    flush: &mut Option<DeviceBuffer>,
     bar: &ProgressBar,
 ) -> Result<Vec<Row>> {
     let (dtype, n) = (case.dtype, case.n);
     bar.set_message(format!("{dtype} {}: input and reference", size_label(n)));
     let input: Vec<T> = generate(Pattern::Random, n, SEED);
-    let expected = reference::<T, Sum>(&input);
-    let mut copies = (0..case.copies)
-        .map(|_| gpu.upload(&input))
-        .collect::<Result<Vec<_>>>()
+    let expected = <Sum as Checked<T>>::reference(&input);
+    let copies = (0..case.copies)
+        .map(|_| gpu.copy_to_device(&input))
+        .collect::<Result<Vec<_>, _>>()
         .with_context(|| format!("uploading {} copies of the input", case.copies))?;
+    let mut pointers: Vec<u64> = copies.iter().map(DeviceBuffer::ptr).collect();
     drop(input);
-    if case.needs_flush() {
-        let zeros = flush.get_or_insert_with(|| vec![0u32; ROTATION_BYTES / size_of::<u32>()]);
-        drop(gpu.upload(zeros).context("writing 256 MiB to flush L2")?);
+    if case.needs_flush() && flush.is_none() {
+        *flush = Some(gpu.copy_to_device(&vec![0u32; ROTATION_BYTES / size_of::<u32>()])?);
+    } else if case.needs_flush() {
+        // Rewriting the flush buffer evicts the copies' upload from L2.
+        let zeros = vec![0u32; ROTATION_BYTES / size_of::<u32>()];
+        *flush = Some(gpu.copy_to_device(&zeros).context("writing 256 MiB to flush L2")?);
     }
+    let timer = Timer::new(gpu)?;
     let runs = (options.timing.warmup + options.timing.repeat) as usize;
     let bytes = n * dtype.size();
     let base = |version: String, implementation| {
@@ -658,7 +672,7 @@ fn run_case<T: HostElement + RandomElement>(
 
     bar.set_message(format!("{dtype} {}: read-only probe", size_label(n)));
     let row = base("read-only".into(), Impl::ReadOnly);
-    rows.push(match gpu.read_probe(&copies, options.timing) {
+    rows.push(match read_probe::<T>(&timer, &pointers, n, options.timing) {
         Ok(ms) => Row {
             first_pass_ms: Some(ms),
             first_pass_gbps: gbps(bytes, ms),
@@ -669,39 +683,33 @@ fn run_case<T: HostElement + RandomElement>(
         Err(e) => row.failed(format!("{e:#}")),
     });
     // The next run reads the copy after the last one read.
-    copies.rotate_left(runs % case.copies);
+    pointers.rotate_left(runs % case.copies);
     bar.inc(1);
 
     for &version in &options.versions {
         bar.set_message(format!("{dtype} {}: {}", size_label(n), version.name()));
-        let row = base(version.name(), Impl::Rust);
+        let row = base(version.name().into(), Impl::Rust);
+        let block = options.block.unwrap_or_else(|| version.tuned_block(n));
         rows.push(
-            match gpu.reduce::<T, Sum>(
-                version,
-                version.block_for(options.block, n),
-                &copies,
-                options.timing,
-            ) {
+            match timer.reduce::<T, Sum>(version, block, None, &pointers, n, options.timing) {
                 Ok(run) => {
-                    let verdict = check(
-                        run.value,
-                        &expected,
-                        version.additions_per_element(&run.passes),
-                    );
-                    let first = run.passes[0].1;
+                    let additions = plan::additions_per_element(version, &run.passes);
+                    let got = <Sum as Operation<T>>::output(run.value);
+                    let verdict = <Sum as Checked<T>>::check(got, &expected, additions);
+                    let first = run.passes[0].shape;
                     Row {
                         grid: Some(first.grid),
                         block: Some(first.block),
                         passes: Some(run.passes.len()),
                         first_pass_ms: Some(run.first_pass_ms),
                         first_pass_gbps: gbps(bytes, run.first_pass_ms),
-                        to_scalar_us: Some(run.to_scalar_ms * 1e3),
+                        to_scalar_us: Some(run.to_result_ms * 1e3),
                         check: if verdict.pass { "PASS" } else { "FAIL" }.into(),
                         deterministic: Some(run.deterministic),
                         error: (!verdict.pass).then(|| {
                             format!(
                                 "got {}, rel. error {:.2e} above the bound {:.2e}",
-                                run.value, verdict.rel_error, verdict.tolerance
+                                verdict.got, verdict.rel_error, verdict.tolerance
                             )
                         }),
                         ..row
@@ -720,15 +728,40 @@ fn run_case<T: HostElement + RandomElement>(
                 }
             },
         );
-        copies.rotate_left(runs % case.copies);
+        pointers.rotate_left(runs % case.copies);
         bar.inc(1);
     }
     Ok(rows)
 }
 
+/// Median time (ms) of the read-only kernel over `inputs` (rotated as the versions are), with
+/// v8's grid: the bandwidth ceiling every version is compared with.
+fn read_probe<T: HostElement>(timer: &Timer, inputs: &[u64], len: usize, timing: Timing) -> Result<f64> {
+    let gpu = timer.gpu();
+    let block = 256;
+    let name = format!("read_probe_{}_b{block}", T::DTYPE);
+    let (function, resident) = gpu.kernel(&name, block, 0)?;
+    let sizes = Sizes::of::<T, Sum>();
+    let shape = LaunchShape {
+        shared_bytes: 0,
+        ..plan::shape(Version::fastest(), len, block, sizes, resident)?
+    };
+    let sink = gpu.copy_to_device(&[0u64; 2])?;
+    timer.time(timing, |run| {
+        let params = kernels_gpu::params::Params {
+            input: inputs[run % inputs.len()],
+            len: len as u64,
+            output: sink.ptr(),
+            output_len: 1,
+            ..Default::default()
+        };
+        Ok(gpu.launch(&name, &function, shape, params)?)
+    })
+}
+
 /// Fills the columns that compare rows of one (type, size): % of the read-only GB/s and the
 /// speedups of the time to the scalar.
-pub fn fill_derived(rows: &mut [Row], order: &[&'static Version]) {
+pub fn fill_derived(rows: &mut [Row], order: &[Version]) {
     let keys: Vec<(String, usize)> = rows.iter().map(|r| (r.dtype.clone(), r.n)).collect();
     for (dtype, n) in keys {
         let group: Vec<usize> = (0..rows.len())
@@ -774,7 +807,7 @@ pub fn fill_derived(rows: &mut [Row], order: &[&'static Version]) {
 
 /// Type (in --dtypes order), size, then the versions in --versions order, read-only, cub, and
 /// the CUDA C++ rows.
-pub fn sort_rows(rows: &mut [Row], dtypes: &[DType], order: &[&'static Version]) {
+pub fn sort_rows(rows: &mut [Row], dtypes: &[DType], order: &[Version]) {
     let rank = |r: &Row| {
         let dtype = dtypes
             .iter()
@@ -1076,8 +1109,8 @@ fn run_reduce_ref(
         options
             .versions
             .iter()
-            .filter(|v| v.index <= 7)
-            .map(|v| v.name()),
+            .filter(|v| CUDA_TWINS.contains(&v.name()))
+            .map(|v| v.name().to_string()),
     );
     let csv_path = options.out.join(format!("reduce_ref_{dtype}.csv"));
     let sizes_arg: Vec<String> = sizes.iter().map(usize::to_string).collect();
@@ -1476,8 +1509,9 @@ mod tests {
 
     #[test]
     fn derived_columns_compare_with_read_only_v0_and_the_previous_version() {
-        let order: Vec<&'static Version> =
-            vec![&VERSIONS[0], &VERSIONS[3], &VERSIONS[5], &VERSIONS[8]];
+        let order: Vec<Version> = ["v0", "v3", "v5", "v8"]
+            .map(|v| Version::find(v).unwrap())
+            .to_vec();
         let mut rows = synthetic_rows();
         fill_derived(&mut rows, &order);
         sort_rows(&mut rows, &[DType::F32], &order);
@@ -1542,8 +1576,9 @@ mod tests {
 
     #[test]
     fn report_has_one_table_per_type_with_every_column() {
-        let order: Vec<&'static Version> =
-            vec![&VERSIONS[0], &VERSIONS[3], &VERSIONS[5], &VERSIONS[8]];
+        let order: Vec<Version> = ["v0", "v3", "v5", "v8"]
+            .map(|v| Version::find(v).unwrap())
+            .to_vec();
         let mut rows = synthetic_rows();
         fill_derived(&mut rows, &order);
         sort_rows(&mut rows, &[DType::F32], &order);
@@ -1601,8 +1636,9 @@ mod tests {
     #[test]
     fn results_are_written_as_csv_json_and_svg() {
         let dir = temp_dir("write");
-        let order: Vec<&'static Version> =
-            vec![&VERSIONS[0], &VERSIONS[3], &VERSIONS[5], &VERSIONS[8]];
+        let order: Vec<Version> = ["v0", "v3", "v5", "v8"]
+            .map(|v| Version::find(v).unwrap())
+            .to_vec();
         let mut rows = synthetic_rows();
         fill_derived(&mut rows, &order);
         let written = write_results(&dir, &header(), &rows).unwrap();

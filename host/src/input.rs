@@ -4,6 +4,7 @@
 use crate::element::HostElement;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::cmp::Ordering;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Pattern {
@@ -28,9 +29,9 @@ impl Pattern {
 }
 
 /// `len` elements of `pattern`, reproducible from `seed`.
-pub fn generate<T: HostElement + RandomElement>(pattern: Pattern, len: usize, seed: u64) -> Vec<T> {
+pub fn generate<T: HostElement>(pattern: Pattern, len: usize, seed: u64) -> Vec<T> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let signed = T::MIN.to_f64() < 0.0;
+    let signed = T::from_small(-1).order(T::from_small(0)) == Ordering::Less;
     match pattern {
         Pattern::Random => (0..len).map(|_| T::random(&mut rng)).collect(),
         Pattern::SmallIntegers => {
@@ -60,31 +61,6 @@ pub fn formula_sum(len: usize, signed: bool) -> i128 {
         unsigned - 500 * len as i128
     } else {
         unsigned
-    }
-}
-
-/// Drawing one uniformly random element.
-pub trait RandomElement: Sized {
-    fn random(rng: &mut ChaCha8Rng) -> Self;
-}
-impl RandomElement for f32 {
-    fn random(rng: &mut ChaCha8Rng) -> Self {
-        rng.random_range(-1.0..1.0)
-    }
-}
-impl RandomElement for f64 {
-    fn random(rng: &mut ChaCha8Rng) -> Self {
-        rng.random_range(-1.0..1.0)
-    }
-}
-impl RandomElement for i32 {
-    fn random(rng: &mut ChaCha8Rng) -> Self {
-        rng.random()
-    }
-}
-impl RandomElement for u32 {
-    fn random(rng: &mut ChaCha8Rng) -> Self {
-        rng.random()
     }
 }
 

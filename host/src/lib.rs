@@ -1,14 +1,13 @@
-//! The host side of reduce-rs: the version table, inputs and CPU reference, and the two
-//! backends that run the kernels — the GPU through `cudarc`, or the CPU simulator `simt`.
+//! The `reduce-rs` command line and benchmark, on top of the `reduce-rs` library: inputs made or
+//! read from files, the CPU reference and checks, GPU timing, reports.
 
 pub mod bench;
 pub mod chart;
 pub mod element;
-pub mod gpu;
+pub mod file;
 pub mod input;
 pub mod reference;
 pub mod report;
 pub mod run;
-pub mod sim;
 pub mod size;
-pub mod versions;
+pub mod timing;

@@ -1,170 +1,203 @@
-//! What the command line prints: one version in detail, or every version as one table.
+//! What the command line prints: one version in detail, or every version as a table whose rows
+//! appear as the versions finish.
 
-use crate::run::{Backend, Case, Measure, Outcome};
-use crate::versions::{LaunchShape, VERSIONS};
+use crate::run::{Case, Measure, Outcome, Source};
+use reduce_rs::Version;
+use reduce_rs::plan::Pass;
 
 pub fn verdict_word(outcome: &Outcome) -> &'static str {
     if outcome.verdict.pass { "PASS" } else { "FAIL" }
 }
 
-fn shape_text(passes: &[(usize, LaunchShape)]) -> String {
-    let (_, first) = passes[0];
-    let mut text = format!("{} × {}", first.grid, first.block);
+fn shape_text(passes: &[Pass]) -> String {
+    let shape = |p: &Pass| format!("{} × {}", p.shape.grid, p.shape.block);
+    let mut text = shape(&passes[0]);
     if passes.len() > 1 {
-        let rest: Vec<String> = passes[1..]
-            .iter()
-            .map(|(_, s)| format!("{} × {}", s.grid, s.block))
-            .collect();
+        let rest: Vec<String> = passes[1..].iter().map(shape).collect();
         text.push_str(&format!(", then {}", rest.join(", ")));
     }
     text
 }
 
-pub fn print_header(backend: &Backend, case: &Case) {
-    println!("backend  {}", backend.describe());
+/// Where a version comes from, in the words of the material it follows.
+pub fn origin_text(version: Version) -> String {
+    let origin = version.info().origin;
+    let mut parts = Vec::new();
+    match (origin.chapter, origin.one_based) {
+        (Some(chapter), Some(n)) => parts.push(format!(
+            "tutorial chapter `{chapter}` (V{n} in the 1-based numbering)"
+        )),
+        (None, Some(n)) => parts.push(format!("V{n} in the tutorial's 1-based numbering")),
+        _ => {}
+    }
+    if let Some(kernel) = origin.harris_kernel {
+        parts.push(format!("Harris's Kernel {kernel}"));
+    }
+    if parts.is_empty() {
+        "beyond the tutorial and Harris's slides".to_string()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+pub fn print_header(backend: &str, case: &Case) {
+    println!("backend  {backend}");
+    let source = match &case.source {
+        Source::Generated { pattern, seed } => format!("{}, seed {seed}", pattern.name()),
+        Source::File { path } => path.clone(),
+    };
     println!(
-        "input    {} × {} ({}, seed {}), op {}, block {}",
+        "input    {} × {} ({source}), op {}, block {}",
         case.len,
         case.dtype,
-        case.pattern.name(),
-        case.seed,
         case.op,
         case.block
             .map_or_else(|| "tuned per version".to_string(), |b| b.to_string())
     );
 }
 
+fn tolerance_text(outcome: &Outcome) -> String {
+    if outcome.verdict.tolerance == 0.0 {
+        "exact".to_string()
+    } else {
+        format!(
+            "error bound {:.2e} (h = {} additions in a row)",
+            outcome.verdict.tolerance, outcome.additions
+        )
+    }
+}
+
 /// One version in detail.
 pub fn print_outcome(case: &Case, outcome: &Outcome) {
     let v = outcome.version;
-    let (_, first) = outcome.passes[0];
     println!();
-    println!("{} {} — {}", v.name(), v.slug, v.technique);
-    println!("  seeds     {}", v.seed_names());
+    println!("{} {} — {}", v.name(), v.slug(), v.technique());
+    println!("  origin    {}", origin_text(v));
     println!(
         "  launch    {} ({} launch{}), {} B shared per block",
         shape_text(&outcome.passes),
         outcome.passes.len(),
         if outcome.passes.len() == 1 { "" } else { "es" },
-        first.shared_bytes
+        outcome.passes[0].shape.shared_bytes
     );
     match &outcome.measure {
         Measure::Gpu {
             first_pass_ms,
-            to_scalar_ms,
+            to_result_ms,
             repeat,
             deterministic,
         } => {
             println!(
-                "  gpu time  first pass {:.4} ms = {:.0} GB/s · to the scalar {:.4} ms (median of {repeat}, CUDA events behind a GPU pre-roll, after warm-up){}",
+                "  gpu time  first pass {:.4} ms = {:.0} GB/s · to the result {:.4} ms (median of {repeat}, CUDA events behind a GPU pre-roll, after warm-up){}",
                 first_pass_ms,
                 outcome.first_pass_gbps(case).unwrap_or(f64::NAN),
-                to_scalar_ms,
-                if *deterministic {
+                to_result_ms,
+                if *repeat < 2 {
+                    ""
+                } else if *deterministic {
                     " · result bitwise identical in every run"
                 } else {
                     " · NOT bitwise identical across runs"
                 }
             );
         }
-        Measure::Sim { wall_time, stats } => {
+        Measure::Sim(report) => {
+            let s = report.stats;
             println!(
                 "  simulated {} blocks, {} threads, {} barriers, {} warp syncs, {} shuffles, {} shared / {} global accesses checked in {:.2} s (CPU time, not GPU time)",
-                stats.blocks,
-                stats.threads,
-                stats.barriers,
-                stats.warp_syncs,
-                stats.shuffles,
-                stats.shared_accesses,
-                stats.global_accesses,
-                wall_time.as_secs_f64()
+                s.blocks,
+                s.threads,
+                s.barriers,
+                s.warp_syncs,
+                s.shuffles,
+                s.shared_accesses,
+                s.global_accesses,
+                report.wall_time.as_secs_f64()
             );
         }
     }
-    let tolerance = if outcome.verdict.tolerance == 0.0 {
-        "exact".to_string()
-    } else {
-        format!(
-            "bound {:.2e} (h = {})",
-            outcome.verdict.tolerance, outcome.additions
-        )
-    };
     println!(
         "  result    got {} · CPU reference {} · rel. error {:.2e} · {} · {}",
-        outcome.got,
-        outcome.expected,
+        outcome.verdict.got,
+        outcome.verdict.expected,
         outcome.verdict.rel_error,
-        tolerance,
+        tolerance_text(outcome),
         verdict_word(outcome)
     );
 }
 
-/// Every version as one table; failed runs get a line with their error.
-pub fn print_table(case: &Case, results: &[(String, Result<Outcome, String>)]) {
+/// The table's header (`all`); rows follow with [`print_row`].
+pub fn print_table_header() {
     println!();
     println!(
-        "{:<4} {:<18} {:<28} {:>11} {:>9} {:>11} {:>10}  result",
-        "ver", "technique", "launch (first pass)", "1st pass ms", "GB/s", "scalar ms", "rel.err"
+        "{:<4} {:<18} {:<24} {:>11} {:>7} {:>11} {:>18} {:>9}  result",
+        "ver", "technique", "launch (first pass)", "1st pass ms", "GB/s", "result ms", "value", "rel.err"
     );
-    for (name, result) in results {
-        match result {
-            Ok(outcome) => {
-                let (_, first) = outcome.passes[0];
-                let launch = format!("{} × {}, {} B", first.grid, first.block, first.shared_bytes);
-                let (first_ms, gbps, scalar_ms) = match outcome.measure {
-                    Measure::Gpu {
-                        first_pass_ms,
-                        to_scalar_ms,
-                        ..
-                    } => (
-                        format!("{first_pass_ms:.4}"),
-                        format!("{:.0}", outcome.first_pass_gbps(case).unwrap_or(f64::NAN)),
-                        format!("{to_scalar_ms:.4}"),
-                    ),
-                    Measure::Sim { wall_time, .. } => (
-                        "-".into(),
-                        "-".into(),
-                        format!("sim {:.2} s", wall_time.as_secs_f64()),
-                    ),
-                };
-                println!(
-                    "{:<4} {:<18} {:<28} {:>11} {:>9} {:>11} {:>10.2e}  {}",
-                    outcome.version.name(),
-                    outcome.version.slug,
-                    launch,
-                    first_ms,
-                    gbps,
-                    scalar_ms,
-                    outcome.verdict.rel_error,
-                    verdict_word(outcome)
-                );
-            }
-            Err(error) => println!("{name:<4} ERROR: {error}"),
+}
+
+/// One version's row (`all`), printed as soon as it finishes.
+pub fn print_row(case: &Case, version: Version, result: &Result<Outcome, String>) {
+    match result {
+        Ok(outcome) => {
+            let first = outcome.passes[0].shape;
+            let launch = format!("{} × {}, {} B", first.grid, first.block, first.shared_bytes);
+            let (first_ms, gbps, result_ms) = match &outcome.measure {
+                Measure::Gpu {
+                    first_pass_ms,
+                    to_result_ms,
+                    ..
+                } => (
+                    format!("{first_pass_ms:.4}"),
+                    format!("{:.0}", outcome.first_pass_gbps(case).unwrap_or(f64::NAN)),
+                    format!("{to_result_ms:.4}"),
+                ),
+                Measure::Sim(report) => (
+                    "-".into(),
+                    "-".into(),
+                    format!("sim {:.2} s", report.wall_time.as_secs_f64()),
+                ),
+            };
+            println!(
+                "{:<4} {:<18} {:<24} {:>11} {:>7} {:>11} {:>18} {:>9.2e}  {}",
+                version.name(),
+                version.slug(),
+                launch,
+                first_ms,
+                gbps,
+                result_ms,
+                outcome.verdict.got,
+                outcome.verdict.rel_error,
+                verdict_word(outcome)
+            );
         }
+        Err(error) => println!("{:<4} ERROR: {error}", version.name()),
     }
 }
 
-/// `list`: every version, its technique, launch shape and both seed numberings.
+/// `list`: every version, its technique, tuned block size and origin.
 pub fn print_list() {
     println!(
-        "{:<4} {:<18} {:<64} {:<20} seeds",
+        "{:<4} {:<18} {:<70} {:<20} origin",
         "ver", "technique", "what it does", "block (tuned)"
     );
-    for v in &VERSIONS {
+    for v in Version::all() {
+        let tuned = match v.info().tuned_block {
+            kernels_gpu::registry::TunedBlock::Fixed(block) => block.to_string(),
+            kernels_gpu::registry::TunedBlock::BySize { small, large, up_to } => {
+                format!("{small} to 2^{}, then {large}", up_to.ilog2())
+            }
+        };
         println!(
-            "{:<4} {:<18} {:<64} {:<20} {}",
+            "{:<4} {:<18} {:<70} {:<20} {}",
             v.name(),
-            v.slug,
-            v.technique,
-            v.tuned_block_text(),
-            v.seed_names()
+            v.slug(),
+            v.technique(),
+            tuned,
+            origin_text(v)
         );
     }
     println!();
-    println!(
-        "Seed 003 numbers the series from 0 (v0…v7), as this project does; seeds 000–002, the"
-    );
-    println!(
-        "notebook 004 and Harris's slides number it from 1 (their V2 is v1 here, V4 is v3, V5 is v4)."
-    );
+    println!("The tutorial series this project follows numbers its code chapters from 0 (v0…v7), as");
+    println!("this project does; its diagrams and notebook, and Mark Harris's slides, number them from 1");
+    println!("(their V2 is v1 here, V4 is v3, V5 is v4).");
 }

@@ -14,11 +14,12 @@
 //! | v7 | [`reduce_v7_warp_shuffle`] | register sums and warp shuffles |
 //! | v8 | [`reduce_v8_single_pass`] | 16-byte loads, last block finishes: one launch |
 //!
-//! Every kernel has the same parameters — `(input, partials, retired)` — and is generic over
-//! the element type and the operator ([`element`]). On `nvptx64` the [`entry`] module
-//! monomorphizes them into `extern "gpu-kernel"` entry points named
-//! `reduce_v{N}_{type}_{op}` (plus `_b{BLOCK}` for the versions with a compile-time block size);
-//! elsewhere the host calls the generic functions under the CPU simulator.
+//! Every kernel takes `(input, scratch, output)` and is generic over the element type
+//! ([`element`]) and the operator ([`ops`]). [`registry`] declares each version once; from that
+//! declaration come the `extern "gpu-kernel"` entry points on `nvptx64`, named
+//! `reduce_v{N}_{type}_{op}` (plus `_b{BLOCK}` for the versions with a compile-time block
+//! size), and, on every other target, the same entry points as functions the CPU simulator
+//! runs. Every entry point takes one [`params::Params`].
 //!
 //! The kernels use only [`device`], whose names mirror Rust-CUDA's `cuda_std`.
 
@@ -35,38 +36,25 @@
         asm_experimental_arch
     )
 )]
-#![feature(float_minimum_maximum)]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+// The simulator's entry points need `std` (thread-locals of the simulator); the GPU build has
+// no `std`.
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
 
 pub mod device;
 pub mod element;
 pub mod launch;
-
-pub mod reduce_v0_baseline;
-pub mod reduce_v1_no_divergence;
-pub mod reduce_v2_no_bank_conflict;
-pub mod reduce_v3_add_during_load;
-pub mod reduce_v4_unroll_last_warp;
-pub mod reduce_v5_complete_unroll;
-pub mod reduce_v6_multi_add;
-pub mod reduce_v7_warp_shuffle;
-pub mod reduce_v8_single_pass;
+pub mod ops;
+pub mod params;
+#[macro_use]
+pub mod registry;
+pub mod versions;
 
 pub mod read_probe;
 #[cfg(target_arch = "nvptx64")]
 pub mod spin;
 
-#[cfg(target_arch = "nvptx64")]
-pub mod entry;
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod simulate;
-
-pub use reduce_v0_baseline::reduce_v0;
-pub use reduce_v1_no_divergence::reduce_v1;
-pub use reduce_v2_no_bank_conflict::reduce_v2;
-pub use reduce_v3_add_during_load::reduce_v3;
-pub use reduce_v4_unroll_last_warp::reduce_v4;
-pub use reduce_v5_complete_unroll::reduce_v5;
-pub use reduce_v6_multi_add::reduce_v6;
-pub use reduce_v7_warp_shuffle::reduce_v7;
-pub use reduce_v8_single_pass::reduce_v8;
+pub use registry::VersionInfo;
+pub use versions::VERSIONS;

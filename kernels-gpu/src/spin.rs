@@ -13,3 +13,9 @@ pub fn spin(nanoseconds: u64) {
     let start = global_timer_ns();
     while global_timer_ns().wrapping_sub(start) < nanoseconds {}
 }
+
+/// The pre-roll's entry point; launched with one thread.
+#[unsafe(no_mangle)]
+pub extern "gpu-kernel" fn spin_ns(nanoseconds: u64) {
+    spin(nanoseconds)
+}

@@ -1,7 +1,8 @@
-//! `cargo xtask build-ptx`: compiles `kernels-gpu` with rustc's `nvptx64-nvidia-cuda` target,
-//! writes `target/ptx/kernels_gpu.<arch>.ptx` with its source stamp, and — where `ptxas` is
-//! found — assembles it into a cubin and prints each kernel's registers, spills and shared
-//! memory.
+//! `cargo xtask build-ptx`: compiles `kernels-gpu` with rustc's `nvptx64-nvidia-cuda` target
+//! for `sm_70` (Volta and every later GPU), writes the PTX the library ships
+//! (`reduce/kernels/kernels_gpu.ptx`, stamped with the hash of the kernel sources) and a copy in
+//! `target/ptx/kernels_gpu.<arch>.ptx`, and — where `ptxas` is found — assembles it for `--arch`
+//! into a cubin and prints each kernel's registers, spills and stack.
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -21,7 +22,8 @@ struct Cli {
 enum Task {
     /// Build the kernels to PTX (and a cubin, where ptxas is found).
     BuildPtx {
-        /// GPU architecture (`sm_XY`) to compile for.
+        /// GPU architecture (`sm_XY`) of the cubin and the resource report; the PTX itself
+        /// targets sm_70 and runs on every GPU from Volta on.
         #[arg(long, default_value = "sm_90")]
         arch: String,
         /// Only build the PTX; do not look for ptxas.
@@ -43,6 +45,9 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The architecture the shipped PTX targets (the library's `build.rs` uses the same).
+const PTX_ARCH: &str = "sm_70";
+
 fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
     let valid_arch = arch
         .strip_prefix("sm_")
@@ -54,7 +59,7 @@ fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
     let build_dir = root.join("target/nvptx");
     let deps = build_dir.join("nvptx64-nvidia-cuda/release/deps");
 
-    eprintln!("building kernels-gpu for nvptx64-nvidia-cuda ({arch})");
+    eprintln!("building kernels-gpu for nvptx64-nvidia-cuda ({PTX_ARCH})");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(&root)
@@ -73,7 +78,7 @@ fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
         .args([
             "--",
             "-C",
-            &format!("target-cpu={arch}"),
+            &format!("target-cpu={PTX_ARCH}"),
             "-C",
             "debuginfo=0",
             "--emit=asm",
@@ -103,22 +108,30 @@ fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
         .filter(|line| line.starts_with(".visible .entry"))
         .count();
 
+    let hash = source_hash::kernel_source_hash(&root.join("kernels-gpu"))
+        .context("hashing the kernel sources")?;
+    // What the library embeds (and a dependent crate builds from, on stable Rust).
+    let shipped_dir = root.join("reduce/kernels");
+    std::fs::create_dir_all(&shipped_dir)
+        .with_context(|| format!("creating {}", shipped_dir.display()))?;
+    let shipped = shipped_dir.join("kernels_gpu.ptx");
+    write(&shipped, &ptx)?;
+    write(&shipped_dir.join("kernels_gpu.source-hash"), &hash)?;
+
+    // What `--ptx-dir target/ptx` loads, with the cubin beside it.
     let out_dir = root.join("target/ptx");
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let ptx_path = out_dir.join(format!("kernels_gpu.{arch}.ptx"));
     let cubin_path = ptx_path.with_extension("cubin");
-    let stamp_path = ptx_path.with_extension("source-hash");
-    let hash = source_hash::kernel_source_hash(&root.join("kernels-gpu"))
-        .context("hashing the kernel sources")?;
     // A stale cubin must never sit next to fresh PTX.
     let _ = std::fs::remove_file(&cubin_path);
-    std::fs::write(&ptx_path, &ptx).with_context(|| format!("writing {}", ptx_path.display()))?;
-    std::fs::write(&stamp_path, &hash)
-        .with_context(|| format!("writing {}", stamp_path.display()))?;
+    write(&ptx_path, &ptx)?;
+    write(&out_dir.join("kernels_gpu.source-hash"), &hash)?;
     println!(
-        "wrote {} ({kernels} kernels, {} KiB, sources {hash})",
-        ptx_path.display(),
-        ptx.len() / 1024
+        "wrote {} ({kernels} kernels, {} KiB, sources {hash}) and {}",
+        shipped.display(),
+        ptx.len() / 1024,
+        ptx_path.display()
     );
 
     if no_ptxas {
@@ -152,6 +165,10 @@ fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
         ptxas.display()
     );
     Ok(())
+}
+
+fn write(path: &Path, contents: &str) -> Result<()> {
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
 /// The `.s` file the last build wrote (old builds may have left others with other hashes).

@@ -18,7 +18,7 @@ mod backend;
 #[path = "sim.rs"]
 mod backend;
 
-use crate::element::{Element, Vector16};
+use crate::element::{Element, Value, Vector16};
 use core::marker::PhantomData;
 
 pub use crate::launch::WARP_SIZE;
@@ -70,13 +70,23 @@ pub fn sync_warp(mask: u32) {
 
 /// `__shfl_down_sync(mask, value, delta, width)`: returns `value` of lane `lane + delta`
 /// within this lane's `width`-wide segment, and whether that lane existed; lanes whose source
-/// falls outside the segment get their own `value` back and `false`.
+/// falls outside the segment get their own `value` back and `false`. Values wider than 32 bits
+/// move as several 32-bit shuffles.
 #[inline(always)]
 #[track_caller]
-pub fn warp_shuffle_down<T: Element>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
-    let (bits, in_range) =
-        backend::shuffle_down(mask, value.to_bits64(), delta, width, size_of::<T>() == 8);
-    (T::from_bits64(bits), in_range)
+pub fn warp_shuffle_down<T: Value>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+    let mut words = value.to_words();
+    let mut in_range = false;
+    for word in words.as_mut() {
+        (*word, in_range) = backend::shuffle_down(mask, *word, delta, width);
+    }
+    (T::from_words(words), in_range)
+}
+
+/// The exact `f32` of an IEEE binary16 (`cvt.f32.f16` on the GPU).
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    backend::f16_to_f32(bits)
 }
 
 /// `__threadfence()`: makes this thread's earlier global writes visible to the whole device
@@ -163,6 +173,23 @@ impl<T: Element> GlobalSlice<T> {
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Elements `start..start + len` as a slice of their own; a fault unless they are inside.
+    #[inline(always)]
+    #[track_caller]
+    pub fn sub(&self, start: usize, len: usize) -> Self {
+        let end = start.checked_add(len);
+        ensure(end.is_some_and(|end| end <= self.len), || Fault::OutOfBounds {
+            space: Space::Global,
+            index: end.unwrap_or(usize::MAX),
+            len: self.len,
+        });
+        // SAFETY: start + len <= self.len (checked above), so the new slice lies inside this one.
+        Self {
+            ptr: unsafe { self.ptr.add(start) },
+            len,
+        }
     }
 
     /// Element `index`; a fault if `index >= len`.
@@ -287,7 +314,7 @@ pub struct GlobalSliceMut<T> {
     len: usize,
 }
 
-impl<T: Element> GlobalSliceMut<T> {
+impl<T: Value> GlobalSliceMut<T> {
     /// # Safety
     /// `ptr` must be valid for reads and writes of `len` elements for the whole launch, and
     /// nothing outside the launch may access them during it.
@@ -364,20 +391,56 @@ impl<T: Element> GlobalSliceMut<T> {
     }
 }
 
-/// A `u32` counter in global memory, changed only by atomics.
+/// `len` `u32` counters in global memory, changed only by atomics: the tickets that tell a
+/// block whether it finished last.
+#[derive(Clone, Copy)]
+pub struct GlobalCounters {
+    ptr: *mut u32,
+    len: usize,
+}
+
+impl GlobalCounters {
+    /// # Safety
+    /// `ptr` must point to `len` `u32`s in global memory that only atomics access during the
+    /// launch.
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut u32, len: usize) -> Self {
+        Self { ptr, len }
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Counter `index`; a fault if `index >= len`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn at(&self, index: usize) -> GlobalCounter {
+        ensure(index < self.len, || Fault::OutOfBounds {
+            space: Space::Global,
+            index,
+            len: self.len,
+        });
+        // SAFETY: index < len, inside the counters `from_raw` was given.
+        GlobalCounter {
+            ptr: unsafe { self.ptr.add(index) },
+        }
+    }
+}
+
+/// One `u32` counter in global memory, changed only by atomics (see [`GlobalCounters`]).
 #[derive(Clone, Copy)]
 pub struct GlobalCounter {
     ptr: *mut u32,
 }
 
 impl GlobalCounter {
-    /// # Safety
-    /// `ptr` must point to a `u32` in global memory that only atomics access during the launch.
-    #[inline(always)]
-    pub unsafe fn from_raw(ptr: *mut u32) -> Self {
-        Self { ptr }
-    }
-
     /// `atomicAdd`: adds `value` and returns the value before, at device scope.
     #[inline(always)]
     #[track_caller]
@@ -409,7 +472,7 @@ pub struct SharedArray<T> {
     _not_send: PhantomData<*mut T>,
 }
 
-impl<T: Element> SharedArray<T> {
+impl<T: Value> SharedArray<T> {
     /// `len` elements starting `offset` bytes into the block's dynamic shared memory, whose
     /// size the launch sets. Use through [`shared_array!`].
     ///

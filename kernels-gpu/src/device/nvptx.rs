@@ -55,23 +55,26 @@ pub fn sync_warp(mask: u32) {
     unsafe { bar_warp_sync(mask) }
 }
 
-/// `shfl.sync.down.b32`; 64-bit values move as two 32-bit halves.
+/// `shfl.sync.down.b32` of one 32-bit word.
 #[inline(always)]
-pub fn shuffle_down(mask: u32, bits: u64, delta: u32, width: u32, wide: bool) -> (u64, bool) {
+pub fn shuffle_down(mask: u32, word: u32, delta: u32, width: u32) -> (u32, bool) {
     // The `c` operand packs the segment mask and the clamp lane (PTX ISA, shfl.sync).
     let clamp = ((super::WARP_SIZE - width) << 8) | 0x1f;
     let in_range = lane_id() % width + delta < width;
     // SAFETY: a register exchange among the lanes of `mask`, which all execute it.
+    let word = unsafe { shfl_sync_down_i32(mask, word as i32, delta, clamp) } as u32;
+    (word, in_range)
+}
+
+/// `cvt.f32.f16`: exact.
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    let value: f32;
+    // SAFETY: a register conversion; touches no memory.
     unsafe {
-        let low = shfl_sync_down_i32(mask, bits as u32 as i32, delta, clamp) as u32 as u64;
-        if wide {
-            let high =
-                shfl_sync_down_i32(mask, (bits >> 32) as u32 as i32, delta, clamp) as u32 as u64;
-            (low | (high << 32), in_range)
-        } else {
-            (low, in_range)
-        }
-    }
+        asm!("cvt.f32.f16 {0}, {1};", out(reg32) value, in(reg16) bits, options(pure, nomem, nostack))
+    };
+    value
 }
 
 /// `%globaltimer`: nanoseconds, the same clock for every SM.

@@ -10,8 +10,15 @@ pub use simt::{
 
 #[inline(always)]
 #[track_caller]
-pub fn shuffle_down(mask: u32, bits: u64, delta: u32, width: u32, _wide: bool) -> (u64, bool) {
-    simt::shuffle_down(mask, bits, delta, width)
+pub fn shuffle_down(mask: u32, word: u32, delta: u32, width: u32) -> (u32, bool) {
+    let (bits, in_range) = simt::shuffle_down(mask, u64::from(word), delta, width);
+    (bits as u32, in_range)
+}
+
+/// In software: the simulator checks the algorithm, the conversion is exact either way.
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    crate::element::f16_bits_to_f32(bits)
 }
 
 #[inline(always)]

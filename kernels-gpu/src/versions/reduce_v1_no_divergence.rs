@@ -21,16 +21,18 @@
 //! As v0: one element per thread, one partial per block, identity past the end.
 
 use crate::device::{
-    GlobalCounter, GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
+    GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
     sync_threads, thread_idx_x,
 };
-use crate::element::{Element, ReduceOp};
-use crate::reduce_v0_baseline::load_or_identity;
+use crate::element::Element;
+use crate::ops::ReduceOp;
+use crate::params::Scratch;
+use crate::versions::reduce_v0_baseline::load_or_identity;
 
 pub fn reduce_v1<T: Element, Op: ReduceOp<T>>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     let tid = thread_idx_x();
     let block = block_dim_x();
@@ -55,6 +57,6 @@ pub fn reduce_v1<T: Element, Op: ReduceOp<T>>(
     }
 
     if tid == 0 {
-        partials.store(block_idx_x() as usize, shared.load(0));
+        output.store(block_idx_x() as usize, shared.load(0));
     }
 }

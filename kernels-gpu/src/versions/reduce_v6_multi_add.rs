@@ -18,27 +18,29 @@
 //! Thread `t` of block `b` combines elements `b*2*BLOCK + t + k*G` and `… + BLOCK`, k = 0, 1, …
 //!
 //! # Output contract
-//! One partial per block (`gridDim` partials, a few per multiprocessor).
+//! One partial per block (`gridDim` of them in `output`, a few per multiprocessor).
 //!
 //! # Any length
 //! The loop bound is the length; the second load of a pair is guarded. The unrolled part of the
 //! loop runs while all eight loads are in bounds, the rolled remainder after it.
 
 use crate::device::{
-    GlobalCounter, GlobalSlice, GlobalSliceMut, block_idx_x, grid_dim_x, require_block_dim,
+    GlobalSlice, GlobalSliceMut, block_idx_x, grid_dim_x, require_block_dim,
     shared_array, sync_threads, thread_idx_x,
 };
-use crate::element::{Element, ReduceOp};
+use crate::element::Element;
+use crate::ops::ReduceOp;
+use crate::params::Scratch;
 use crate::launch::ADD_DURING_LOAD;
-use crate::reduce_v5_complete_unroll::block_reduce_unrolled;
+use crate::versions::reduce_v5_complete_unroll::block_reduce_unrolled;
 
 /// Pairs of loads each thread issues before adding them.
 const PAIRS_IN_FLIGHT: usize = 4;
 
 pub fn reduce_v6<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     require_block_dim::<BLOCK>();
     let tid = thread_idx_x();
@@ -73,6 +75,6 @@ pub fn reduce_v6<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     block_reduce_unrolled::<T, Op, BLOCK>(&shared, tid);
 
     if tid == 0 {
-        partials.store(block_idx_x() as usize, shared.load(0));
+        output.store(block_idx_x() as usize, shared.load(0));
     }
 }

@@ -19,12 +19,14 @@
 //! As v3: two elements per thread, one partial per block, identity past the end.
 
 use crate::device::{
-    GlobalCounter, GlobalSlice, GlobalSliceMut, SharedArray, block_idx_x, require_block_dim,
+    GlobalSlice, GlobalSliceMut, SharedArray, block_idx_x, require_block_dim,
     shared_array, sync_threads, thread_idx_x,
 };
-use crate::element::{Element, ReduceOp};
-use crate::reduce_v3_add_during_load::load_pair;
-use crate::reduce_v4_unroll_last_warp::warp_reduce_shared;
+use crate::element::Element;
+use crate::ops::ReduceOp;
+use crate::params::Scratch;
+use crate::versions::reduce_v3_add_during_load::load_pair;
+use crate::versions::reduce_v4_unroll_last_warp::warp_reduce_shared;
 
 /// The whole shared-memory tree of a `BLOCK`-thread block, unrolled: constant strides from
 /// `BLOCK / 2` down to 64, then the last warp. Leaves the result in `shared[0]`.
@@ -53,8 +55,8 @@ pub(crate) fn block_reduce_unrolled<T: Element, Op: ReduceOp<T>, const BLOCK: u3
 
 pub fn reduce_v5<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     require_block_dim::<BLOCK>();
     let tid = thread_idx_x();
@@ -66,6 +68,6 @@ pub fn reduce_v5<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     block_reduce_unrolled::<T, Op, BLOCK>(&shared, tid);
 
     if tid == 0 {
-        partials.store(block_idx_x() as usize, shared.load(0));
+        output.store(block_idx_x() as usize, shared.load(0));
     }
 }

@@ -24,12 +24,14 @@
 //! Needs `blockDim >= 64` (the first step reads `tid + 32`).
 
 use crate::device::{
-    FULL_MASK, GlobalCounter, GlobalSlice, GlobalSliceMut, SharedArray, block_dim_x, block_idx_x,
+    FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, block_dim_x, block_idx_x,
     shared_array, sync_threads, sync_warp, thread_idx_x,
 };
-use crate::element::{Element, ReduceOp};
-use crate::reduce_v2_no_bank_conflict::tree_reduce_shared;
-use crate::reduce_v3_add_during_load::load_pair;
+use crate::element::Element;
+use crate::ops::ReduceOp;
+use crate::params::Scratch;
+use crate::versions::reduce_v2_no_bank_conflict::tree_reduce_shared;
+use crate::versions::reduce_v3_add_during_load::load_pair;
 
 /// Reduces `shared[0..64]` into `shared[0]` with the 32 lanes of warp 0, unrolled.
 /// Every step reads, syncs the warp, writes and syncs again, so no lane reads a word another
@@ -51,8 +53,8 @@ pub(crate) fn warp_reduce_shared<T: Element, Op: ReduceOp<T>>(shared: &SharedArr
 
 pub fn reduce_v4<T: Element, Op: ReduceOp<T>>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     let tid = thread_idx_x();
     let block = block_dim_x();
@@ -67,6 +69,6 @@ pub fn reduce_v4<T: Element, Op: ReduceOp<T>>(
     }
 
     if tid == 0 {
-        partials.store(block_idx_x() as usize, shared.load(0));
+        output.store(block_idx_x() as usize, shared.load(0));
     }
 }

@@ -18,16 +18,18 @@
 //! Thread `t` of block `b` combines elements `b*BLOCK + t + k*S`, k = 0, 1, …
 //!
 //! # Output contract
-//! One partial per block (`gridDim` partials).
+//! One partial per block (`gridDim` of them in `output`).
 //!
 //! # Any length
 //! The loop bound is the length.
 
 use crate::device::{
-    FULL_MASK, GlobalCounter, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x,
+    FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x,
     grid_dim_x, require_block_dim, shared_array, sync_threads, thread_idx_x, warp_shuffle_down,
 };
-use crate::element::{Element, ReduceOp};
+use crate::element::Element;
+use crate::ops::{ReduceOp, Reduction};
+use crate::params::Scratch;
 
 /// Loads each thread issues before adding them (the seeds' `NUM_PER_THREAD`).
 const LOADS_IN_FLIGHT: usize = 8;
@@ -35,28 +37,30 @@ const LOADS_IN_FLIGHT: usize = 8;
 /// Reduces `value` over the first `lanes` lanes of the warp (a power of two ≤ 32) with
 /// shuffles; lane 0 gets the result, other lanes get partial or meaningless values.
 #[inline(always)]
-pub(crate) fn warp_reduce_shuffle<T: Element, Op: ReduceOp<T>>(mut value: T, lanes: u32) -> T {
+pub(crate) fn warp_reduce_shuffle<T: Element, R: Reduction<T>>(mut value: R::Acc, lanes: u32) -> R::Acc {
     let mut offset = lanes / 2;
     while offset > 0 {
         let (other, _) = warp_shuffle_down(FULL_MASK, value, offset, WARP_SIZE);
-        value = Op::combine(value, other);
+        value = R::combine(value, other);
         offset /= 2;
     }
     value
 }
 
-/// Reduces one value per thread over a `BLOCK`-thread block: shuffles within each warp, one
-/// value per warp through `warp_partials` (`BLOCK / 32` slots), shuffles again in warp 0.
-/// The result is valid in thread 0. Every thread must call it (it has a barrier).
+/// Reduces one value per thread over a block of `block` threads (a multiple of 32): shuffles
+/// within each warp, one value per warp through `warp_partials` (`block / 32` slots), shuffles
+/// again in warp 0. The result is valid in thread 0. Every thread must call it (it has a
+/// barrier).
 #[inline(always)]
-pub(crate) fn block_reduce_shuffle<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
-    value: T,
+pub(crate) fn block_reduce_shuffle<T: Element, R: Reduction<T>>(
+    value: R::Acc,
     tid: u32,
-    warp_partials: &SharedArray<T>,
-) -> T {
-    let warps = BLOCK / WARP_SIZE;
+    block: u32,
+    warp_partials: &SharedArray<R::Acc>,
+) -> R::Acc {
+    let warps = block / WARP_SIZE;
     let (warp, lane) = (tid / WARP_SIZE, tid % WARP_SIZE);
-    let value = warp_reduce_shuffle::<T, Op>(value, WARP_SIZE);
+    let value = warp_reduce_shuffle::<T, R>(value, WARP_SIZE);
     if lane == 0 {
         warp_partials.store(warp as usize, value);
     }
@@ -65,18 +69,18 @@ pub(crate) fn block_reduce_shuffle<T: Element, Op: ReduceOp<T>, const BLOCK: u32
         let value = if lane < warps {
             warp_partials.load(lane as usize)
         } else {
-            Op::IDENTITY
+            R::IDENTITY
         };
-        warp_reduce_shuffle::<T, Op>(value, warps)
+        warp_reduce_shuffle::<T, R>(value, warps)
     } else {
-        Op::IDENTITY
+        R::IDENTITY
     }
 }
 
 pub fn reduce_v7<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     require_block_dim::<BLOCK>();
     let tid = thread_idx_x();
@@ -99,8 +103,8 @@ pub fn reduce_v7<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
         index += grid_stride;
     }
 
-    let block_value = block_reduce_shuffle::<T, Op, BLOCK>(acc, tid, &warp_partials);
+    let block_value = block_reduce_shuffle::<T, Op>(acc, tid, BLOCK, &warp_partials);
     if tid == 0 {
-        partials.store(block_idx_x() as usize, block_value);
+        output.store(block_idx_x() as usize, block_value);
     }
 }

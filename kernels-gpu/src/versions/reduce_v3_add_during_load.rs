@@ -18,19 +18,21 @@
 //! (`B = blockDim`, `ADD_DURING_LOAD = 2` in [`crate::launch`]).
 //!
 //! # Output contract
-//! One partial per block: `partials[b]` = reduction of the block's `2 * blockDim` elements.
+//! One partial per block: `output[b]` = reduction of the block's `2 * blockDim` elements.
 //!
 //! # Any length
 //! Either load past the end gives the identity, so a partial last block is fine.
 
 use crate::device::{
-    GlobalCounter, GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
+    GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
     sync_threads, thread_idx_x,
 };
-use crate::element::{Element, ReduceOp};
+use crate::element::Element;
+use crate::ops::ReduceOp;
+use crate::params::Scratch;
 use crate::launch::ADD_DURING_LOAD;
-use crate::reduce_v0_baseline::load_or_identity;
-use crate::reduce_v2_no_bank_conflict::tree_reduce_shared;
+use crate::versions::reduce_v0_baseline::load_or_identity;
+use crate::versions::reduce_v2_no_bank_conflict::tree_reduce_shared;
 
 /// The first reduction step fused with the load: `input[first + tid] ⊕ input[first + B + tid]`.
 #[inline(always)]
@@ -48,8 +50,8 @@ pub(crate) fn load_pair<T: Element, Op: ReduceOp<T>>(
 
 pub fn reduce_v3<T: Element, Op: ReduceOp<T>>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     let tid = thread_idx_x();
     let block = block_dim_x();
@@ -61,6 +63,6 @@ pub fn reduce_v3<T: Element, Op: ReduceOp<T>>(
     tree_reduce_shared::<T, Op>(&shared, tid, block / 2, 0);
 
     if tid == 0 {
-        partials.store(block_idx_x() as usize, shared.load(0));
+        output.store(block_idx_x() as usize, shared.load(0));
     }
 }

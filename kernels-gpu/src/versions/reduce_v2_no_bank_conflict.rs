@@ -19,11 +19,13 @@
 //! As v0: one element per thread, one partial per block, identity past the end.
 
 use crate::device::{
-    GlobalCounter, GlobalSlice, GlobalSliceMut, SharedArray, block_dim_x, block_idx_x,
+    GlobalSlice, GlobalSliceMut, SharedArray, block_dim_x, block_idx_x,
     shared_array, sync_threads, thread_idx_x,
 };
-use crate::element::{Element, ReduceOp};
-use crate::reduce_v0_baseline::load_or_identity;
+use crate::element::Element;
+use crate::ops::ReduceOp;
+use crate::params::Scratch;
+use crate::versions::reduce_v0_baseline::load_or_identity;
 
 /// Sequential-addressing tree over `shared[0..2 * from]`, down to `shared[until - 1]` and
 /// stopping before stride `until`, with a barrier after every round. v2 and v3 run it to
@@ -48,8 +50,8 @@ pub(crate) fn tree_reduce_shared<T: Element, Op: ReduceOp<T>>(
 
 pub fn reduce_v2<T: Element, Op: ReduceOp<T>>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     let tid = thread_idx_x();
     let block = block_dim_x();
@@ -65,6 +67,6 @@ pub fn reduce_v2<T: Element, Op: ReduceOp<T>>(
     tree_reduce_shared::<T, Op>(&shared, tid, block / 2, 0);
 
     if tid == 0 {
-        partials.store(block_idx_x() as usize, shared.load(0));
+        output.store(block_idx_x() as usize, shared.load(0));
     }
 }

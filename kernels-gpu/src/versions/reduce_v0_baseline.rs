@@ -20,16 +20,18 @@
 //! Thread `tid` of block `b` loads element `b * blockDim + tid`.
 //!
 //! # Output contract
-//! One partial per block: `partials[b]` = reduction of the block's `blockDim` elements.
+//! One partial per block: `output[b]` = reduction of the block's `blockDim` elements.
 //!
 //! # Any length
 //! Threads past the end load the operator's identity, so the last block may be partial.
 
 use crate::device::{
-    GlobalCounter, GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
+    GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
     sync_threads, thread_idx_x,
 };
-use crate::element::{Element, ReduceOp};
+use crate::element::Element;
+use crate::ops::ReduceOp;
+use crate::params::Scratch;
 
 /// Element `index` of `input`, or the operator's identity past the end (padding for the
 /// tail of the last block).
@@ -47,8 +49,8 @@ pub(crate) fn load_or_identity<T: Element, Op: ReduceOp<T>>(
 
 pub fn reduce_v0<T: Element, Op: ReduceOp<T>>(
     input: GlobalSlice<T>,
-    partials: GlobalSliceMut<T>,
-    _retired: GlobalCounter,
+    _scratch: Scratch<T>,
+    output: GlobalSliceMut<T>,
 ) {
     let tid = thread_idx_x();
     let block = block_dim_x();
@@ -74,6 +76,6 @@ pub fn reduce_v0<T: Element, Op: ReduceOp<T>>(
     }
 
     if tid == 0 {
-        partials.store(block_idx_x() as usize, shared.load(0));
+        output.store(block_idx_x() as usize, shared.load(0));
     }
 }

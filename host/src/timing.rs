@@ -1,0 +1,205 @@
+//! Timing kernels on the GPU: CUDA events behind a pre-roll.
+//!
+//! CUDA events time the GPU's queue. If the GPU is idle when the host records the start event,
+//! the event fires at once and the kernel starts only when the host has finished launching it,
+//! so the CPU's launch path (several µs) would be counted as kernel time. A one-thread kernel
+//! that spins for [`PREROLL_NS`] on the GPU's clock is launched just before each timed run:
+//! the start event and the launches queue behind it, and the events time the GPU alone.
+//!
+//! Recording an event right after a kernel adds about a microsecond to the interval (1.3 µs on
+//! the H100, 2.9 µs on the H200, measured with nothing between two events). So a single-launch
+//! reduction is timed with exactly two events around it; a multi-pass version gets a third,
+//! after its first pass, for the "first pass" column, and its "to the result" time is the
+//! outer two.
+
+use anyhow::{Context, Result, anyhow};
+use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg, sys};
+use reduce_rs::internals::{Gpu, Target, device_value};
+use reduce_rs::plan::{self, Pass, Sizes};
+use reduce_rs::{Element, Operation, Version};
+
+/// GPU time the pre-roll spins: more than the host needs to enqueue a timed run.
+pub const PREROLL_NS: u64 = 50_000;
+
+/// Repetitions for timing.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub warmup: u32,
+    pub repeat: u32,
+}
+
+/// One version timed on the GPU.
+#[derive(Clone, Debug)]
+pub struct TimedRun<D> {
+    /// The result of the first run (every run is compared with it).
+    pub value: D,
+    pub passes: Vec<Pass>,
+    /// Medians over the timed runs (ms).
+    pub first_pass_ms: f64,
+    pub to_result_ms: f64,
+    pub repeat: u32,
+    /// Every run gave the same bits.
+    pub deterministic: bool,
+}
+
+/// Pre-roll and events on one GPU.
+pub struct Timer<'g> {
+    gpu: &'g Gpu,
+    spin: CudaFunction,
+    events: [CudaEvent; 3],
+}
+
+impl<'g> Timer<'g> {
+    pub fn new(gpu: &'g Gpu) -> Result<Timer<'g>> {
+        let (spin, _) = gpu.kernel("spin_ns", 1, 0)?;
+        let event = || {
+            gpu.context()
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .context("creating a timing event")
+        };
+        Ok(Timer {
+            gpu,
+            spin,
+            events: [event()?, event()?, event()?],
+        })
+    }
+
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+
+    /// Keeps the GPU busy for [`PREROLL_NS`] while the host enqueues what follows.
+    pub fn preroll(&self) -> Result<()> {
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut args = self.gpu.stream().launch_builder(&self.spin);
+        args.arg(&PREROLL_NS);
+        // SAFETY: `spin_ns(nanoseconds: u64)` takes exactly this one argument and touches no
+        // memory.
+        unsafe { args.launch(config) }.context("launching the pre-roll kernel spin_ns")?;
+        Ok(())
+    }
+
+    fn record(&self, k: usize) -> Result<()> {
+        self.events[k]
+            .record(self.gpu.stream())
+            .context("recording a timing event")
+    }
+
+    fn elapsed_ms(&self, from: usize, to: usize) -> Result<f64> {
+        Ok(f64::from(
+            self.events[from]
+                .elapsed_ms(&self.events[to])
+                .context("reading a timing event")?,
+        ))
+    }
+
+    /// Times `enqueue` (which enqueues one run reading input copy `run`): pre-roll, start
+    /// event, the work, end event; `warmup` untimed runs, then the median of `repeat`.
+    pub fn time(&self, timing: Timing, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<f64> {
+        let mut samples = Vec::new();
+        for run in 0..(timing.warmup + timing.repeat) as usize {
+            self.preroll()?;
+            self.record(0)?;
+            enqueue(run)?;
+            self.record(1)?;
+            self.gpu.synchronize("the timed work")?;
+            if run >= timing.warmup as usize {
+                samples.push(self.elapsed_ms(0, 1)?);
+            }
+        }
+        Ok(median(&mut samples))
+    }
+
+    /// Times every pass of `version` reducing `inputs` (device copies of `len` elements; run
+    /// `r` reads copy `r % inputs.len()`, so that small inputs are not timed out of the L2
+    /// cache), with `block` threads and at most `max_blocks` blocks.
+    pub fn reduce<T: Element, O: Operation<T>>(
+        &self,
+        version: Version,
+        block: u32,
+        max_blocks: Option<u32>,
+        inputs: &[u64],
+        len: usize,
+        timing: Timing,
+    ) -> Result<TimedRun<O::Device>> {
+        let name = plan::entry_name::<T, O>(version, block);
+        let sizes = Sizes::of::<T, O>();
+        let (function, passes) = self.gpu.plan(version, &name, len, block, sizes, max_blocks)?;
+        let output = self.gpu.result_buffer()?;
+        let single = passes.len() == 1;
+        let mut first_pass = Vec::new();
+        let mut to_result = Vec::new();
+        let mut first: Option<Vec<u8>> = None;
+        let mut deterministic = true;
+        for run in 0..(timing.warmup + timing.repeat) as usize {
+            let target = Target {
+                input: inputs[run % inputs.len()],
+                len,
+                output,
+                output_len: 1,
+            };
+            self.preroll()?;
+            self.record(0)?;
+            self.gpu
+                .enqueue_observed(&name, &function, &passes, sizes, target, |k| {
+                    if k == 0 && !single {
+                        self.record(1).map_err(|e| reduce_rs::Error::Kernels(format!("{e:#}")))?;
+                    }
+                    Ok(())
+                })?;
+            self.record(2)?;
+            let bits = self.gpu.read_back(output, size_of::<O::Device>()).map_err(|e| {
+                anyhow!("kernel `{name}` failed on the GPU: {e} (run the same version with --backend sim to see where)")
+            })?;
+            match &first {
+                None => first = Some(bits),
+                Some(first) => deterministic &= *first == bits,
+            }
+            if run >= timing.warmup as usize {
+                let whole = self.elapsed_ms(0, 2)?;
+                to_result.push(whole);
+                first_pass.push(if single { whole } else { self.elapsed_ms(0, 1)? });
+            }
+        }
+        let bits = first.ok_or_else(|| anyhow!("no run (warmup + repeat is 0)"))?;
+        let value = device_value::<T, O>(&bits);
+        Ok(TimedRun {
+            value,
+            passes,
+            first_pass_ms: median(&mut first_pass),
+            to_result_ms: median(&mut to_result),
+            repeat: timing.repeat,
+            deterministic,
+        })
+    }
+}
+
+/// The median of `samples` (NaN for none).
+pub fn median(samples: &mut [f64]) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
+    samples.sort_by(f64::total_cmp);
+    let mid = samples.len() / 2;
+    if samples.len() % 2 == 1 {
+        samples[mid]
+    } else {
+        (samples[mid - 1] + samples[mid]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&mut []).is_nan());
+    }
+}

@@ -1,0 +1,368 @@
+//! What a reduction computes: the operators, each a [`Reduction`] over an [`Element`] type.
+//!
+//! A reduction *lifts* every element into an accumulator (`Acc`), *combines* accumulators
+//! pairwise in whatever order the kernel's threads, warps and blocks meet, and *finishes* the
+//! last one into the result (`Out`). Every operator here is associative and commutative, so
+//! the kernels may combine in any order; float addition is the one whose result depends on the
+//! order, by rounding.
+//!
+//! | operator | `Acc` | `Out` | identity | empty input |
+//! |---|---|---|---|---|
+//! | [`Sum`] | `T`, but `f32` for `f16`/`bf16` | `Acc` | `0` (`-0.0` for floats) | `0` |
+//! | [`Mean`] | `f32` for `f32`/`f16`/`bf16`, else `f64` | `Acc` | `0` | no value |
+//! | [`Min`], [`Max`] | `T` | `T` | largest / smallest value | no value |
+//! | [`ArgMin`], [`ArgMax`] | [`Arg<T>`] | [`Arg<T>`] | `(NO_INDEX, largest / smallest)` | no value |
+//!
+//! # NaN, signed zeros, ties
+//! - A NaN is both the largest and the smallest value: `min`, `max` return NaN if any element
+//!   is NaN, `argmin` and `argmax` the index of the first NaN (as PyTorch does).
+//! - `-0.0 < +0.0` (IEEE 754-2019 `minimum`/`maximum`, and `totalOrder`): `max(-0.0, +0.0)` is
+//!   `+0.0`, and `argmax([-0.0, +0.0])` is 1 (PyTorch treats the zeros as equal and says 0).
+//! - Ties go to the first occurrence, the smallest index (as CUB and PyTorch do).
+//! - Integer sums wrap (two's complement): the exact sum modulo 2^bits, in any order.
+//! - Float sums are IEEE additions; `+inf + -inf` and a NaN anywhere give NaN.
+//!
+//! Every operator's combine is order-independent except float addition, so min, max, the arg
+//! operators and integer sums give the same bits for any launch shape.
+
+use crate::element::{Accumulator, Element, Value, Words};
+
+/// An operator the kernels reduce with. See the module docs for the semantics.
+pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
+    /// Name in kernel entry points and on the command line.
+    const NAME: &'static str;
+    /// What threads combine and blocks hand to each other (partials are `Acc`s).
+    type Acc: Value;
+    /// What the reduction returns.
+    type Out: Value;
+    /// Combining with the identity changes nothing: it pads partial blocks.
+    const IDENTITY: Self::Acc;
+    /// Element `x`, found at `index` of its input (only the arg operators use the index).
+    fn lift(x: T, index: usize) -> Self::Acc;
+    fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The result over `count` elements whose accumulator is `acc`.
+    fn finish(acc: Self::Acc, count: usize) -> Self::Out;
+    /// What a thread folds its groups of elements into before it combines with other threads:
+    /// `Acc` itself, except for float sums, which keep a compensation beside it.
+    type Running: Copy;
+    const START: Self::Running;
+    fn accumulate(running: Self::Running, acc: Self::Acc) -> Self::Running;
+    fn settle(running: Self::Running) -> Self::Acc;
+}
+
+/// The operators of the teaching versions v0–v7: the accumulator is the element itself, so
+/// partials can be reduced again by the same kernel. Sum, min and max of the 32- and 64-bit
+/// types are such operators.
+pub trait ReduceOp<T: Element>: Reduction<T, Acc = T, Out = T> {}
+impl<T: Element, R: Reduction<T, Acc = T, Out = T>> ReduceOp<T> for R {}
+
+/// `a + b` (wrapping for integers; in `f32` for `f16`/`bf16`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sum;
+/// `Σx / n`, added up in `f32` (`f32`, `f16`, `bf16`) or `f64` (`f64` and the integers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mean;
+/// The smallest element (NaN if any element is NaN).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+/// The largest element (NaN if any element is NaN).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+/// The index and value of the first smallest element (of the first NaN, if any).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMin;
+/// The index and value of the first largest element (of the first NaN, if any).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMax;
+
+impl<T: Element> Reduction<T> for Sum {
+    const NAME: &'static str = "sum";
+    type Acc = T::SumAcc;
+    type Out = T::SumAcc;
+    const IDENTITY: T::SumAcc = <T::SumAcc as Accumulator>::ZERO;
+    #[inline(always)]
+    fn lift(x: T, _index: usize) -> T::SumAcc {
+        x.to_sum()
+    }
+    #[inline(always)]
+    fn combine(a: T::SumAcc, b: T::SumAcc) -> T::SumAcc {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn finish(acc: T::SumAcc, _count: usize) -> T::SumAcc {
+        acc
+    }
+    type Running = <T::SumAcc as Accumulator>::Running;
+    const START: Self::Running = <T::SumAcc as Accumulator>::START;
+    #[inline(always)]
+    fn accumulate(running: Self::Running, acc: T::SumAcc) -> Self::Running {
+        <T::SumAcc as Accumulator>::accumulate(running, acc)
+    }
+    #[inline(always)]
+    fn settle(running: Self::Running) -> T::SumAcc {
+        <T::SumAcc as Accumulator>::settle(running)
+    }
+}
+
+impl<T: Element> Reduction<T> for Mean {
+    const NAME: &'static str = "mean";
+    type Acc = T::MeanAcc;
+    type Out = T::MeanAcc;
+    const IDENTITY: T::MeanAcc = <T::MeanAcc as Accumulator>::ZERO;
+    #[inline(always)]
+    fn lift(x: T, _index: usize) -> T::MeanAcc {
+        x.to_mean()
+    }
+    #[inline(always)]
+    fn combine(a: T::MeanAcc, b: T::MeanAcc) -> T::MeanAcc {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn finish(acc: T::MeanAcc, count: usize) -> T::MeanAcc {
+        acc.divide(count)
+    }
+    type Running = <T::MeanAcc as Accumulator>::Running;
+    const START: Self::Running = <T::MeanAcc as Accumulator>::START;
+    #[inline(always)]
+    fn accumulate(running: Self::Running, acc: T::MeanAcc) -> Self::Running {
+        <T::MeanAcc as Accumulator>::accumulate(running, acc)
+    }
+    #[inline(always)]
+    fn settle(running: Self::Running) -> T::MeanAcc {
+        <T::MeanAcc as Accumulator>::settle(running)
+    }
+}
+
+/// `f(…f(f(acc, values[0]), values[1])…, values[K-1])`, written as a loop with a constant trip
+/// count so that the compiler unrolls it and every value stays in a register (an array
+/// iterator can leave the array in local memory).
+#[inline(always)]
+pub fn fold<A: Copy, const K: usize>(acc: A, values: [A; K], f: impl Fn(A, A) -> A) -> A {
+    let mut acc = acc;
+    let mut k = 0;
+    while k < K {
+        acc = f(acc, values[k]);
+        k += 1;
+    }
+    acc
+}
+
+/// Where NaN sorts for an operator: below everything (min) or above everything (max).
+#[inline(always)]
+fn key_nan_lowest<T: Element>(x: T) -> u64 {
+    if x.is_nan() { 0 } else { x.order_key() }
+}
+#[inline(always)]
+fn key_nan_highest<T: Element>(x: T) -> u64 {
+    if x.is_nan() { u64::MAX } else { x.order_key() }
+}
+
+/// The operators whose accumulator is the element and whose result is one of the elements.
+macro_rules! plain_running {
+    ($t:ty) => {
+        type Running = $t;
+        const START: $t = Self::IDENTITY;
+        #[inline(always)]
+        fn accumulate(running: $t, acc: $t) -> $t {
+            Self::combine(running, acc)
+        }
+        #[inline(always)]
+        fn settle(running: $t) -> $t {
+            running
+        }
+    };
+}
+
+impl<T: Element> Reduction<T> for Min {
+    const NAME: &'static str = "min";
+    type Acc = T;
+    type Out = T;
+    const IDENTITY: T = T::HIGHEST;
+    #[inline(always)]
+    fn lift(x: T, _index: usize) -> T {
+        x
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        if key_nan_lowest(a) <= key_nan_lowest(b) {
+            a
+        } else {
+            b
+        }
+    }
+    #[inline(always)]
+    fn finish(acc: T, _count: usize) -> T {
+        acc
+    }
+    plain_running!(T);
+}
+
+impl<T: Element> Reduction<T> for Max {
+    const NAME: &'static str = "max";
+    type Acc = T;
+    type Out = T;
+    const IDENTITY: T = T::LOWEST;
+    #[inline(always)]
+    fn lift(x: T, _index: usize) -> T {
+        x
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        if key_nan_highest(a) >= key_nan_highest(b) {
+            a
+        } else {
+            b
+        }
+    }
+    #[inline(always)]
+    fn finish(acc: T, _count: usize) -> T {
+        acc
+    }
+    plain_running!(T);
+}
+
+/// An element and where it was: the accumulator and result of [`ArgMin`] and [`ArgMax`].
+/// `index` is [`NO_INDEX`] when no element was seen (an empty input or row).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arg<T> {
+    pub index: u64,
+    pub value: T,
+}
+
+/// The index of an [`Arg`] that holds no element.
+pub const NO_INDEX: u64 = u64::MAX;
+
+impl<T: Element> Value for Arg<T> {
+    type Words = [u32; 4];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 4] {
+        let mut words = [0; 4];
+        words[0] = self.index as u32;
+        words[1] = (self.index >> 32) as u32;
+        let value = self.value.to_words();
+        words[2..2 + value.as_ref().len()].copy_from_slice(value.as_ref());
+        words
+    }
+    #[inline(always)]
+    fn from_words(words: [u32; 4]) -> Self {
+        let mut value = <T::Words as Words>::ZERO;
+        let len = value.as_ref().len();
+        value.as_mut().copy_from_slice(&words[2..2 + len]);
+        Arg {
+            index: u64::from(words[0]) | (u64::from(words[1]) << 32),
+            value: T::from_words(value),
+        }
+    }
+}
+
+/// `a` if it wins against `b` under `key` (larger key wins), ties to the smaller index: the
+/// same winner in any order of combination.
+#[inline(always)]
+fn arg_winner<T: Element>(a: Arg<T>, b: Arg<T>, key: impl Fn(T) -> u64) -> Arg<T> {
+    let (ka, kb) = (key(a.value), key(b.value));
+    if ka > kb || (ka == kb && a.index <= b.index) {
+        a
+    } else {
+        b
+    }
+}
+
+macro_rules! arg_op {
+    ($op:ident, $name:literal, $identity:ident, $key:expr) => {
+        impl<T: Element> Reduction<T> for $op {
+            const NAME: &'static str = $name;
+            type Acc = Arg<T>;
+            type Out = Arg<T>;
+            const IDENTITY: Arg<T> = Arg {
+                index: NO_INDEX,
+                value: T::$identity,
+            };
+            #[inline(always)]
+            fn lift(x: T, index: usize) -> Arg<T> {
+                Arg {
+                    index: index as u64,
+                    value: x,
+                }
+            }
+            #[inline(always)]
+            fn combine(a: Arg<T>, b: Arg<T>) -> Arg<T> {
+                arg_winner(a, b, $key)
+            }
+            #[inline(always)]
+            fn finish(acc: Arg<T>, _count: usize) -> Arg<T> {
+                acc
+            }
+            plain_running!(Arg<T>);
+        }
+    };
+}
+// ArgMin: the smallest key wins, so compare complemented keys.
+arg_op!(ArgMin, "argmin", HIGHEST, |x: T| !key_nan_lowest(x));
+arg_op!(ArgMax, "argmax", LOWEST, key_nan_highest::<T>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold<T: Element, R: Reduction<T>>(xs: &[T]) -> R::Out {
+        let acc = xs
+            .iter()
+            .enumerate()
+            .fold(R::IDENTITY, |acc, (i, &x)| R::combine(acc, R::lift(x, i)));
+        R::finish(acc, xs.len())
+    }
+
+    #[test]
+    fn min_and_max_propagate_nan_and_order_signed_zeros() {
+        assert!(fold::<f32, Min>(&[1.0, f32::NAN, -3.0]).is_nan());
+        assert!(fold::<f32, Max>(&[1.0, f32::NAN, -3.0]).is_nan());
+        assert!(fold::<f32, Min>(&[0.0, -0.0]).is_sign_negative());
+        assert!(fold::<f32, Max>(&[-0.0, 0.0]).is_sign_positive());
+        assert_eq!(fold::<i32, Max>(&[-5, -2, -9]), -2);
+        assert_eq!(fold::<u64, Min>(&[5, u64::MAX, 3]), 3);
+    }
+
+    #[test]
+    fn arg_operators_take_the_first_occurrence_and_the_first_nan() {
+        let xs = [1.0f32, 7.0, 3.0, 7.0, -2.0, -2.0];
+        assert_eq!(fold::<f32, ArgMax>(&xs), Arg { index: 1, value: 7.0 });
+        assert_eq!(fold::<f32, ArgMin>(&xs), Arg { index: 4, value: -2.0 });
+        let nans = [1.0f32, f32::NAN, 9.0, f32::NAN];
+        assert_eq!(fold::<f32, ArgMax>(&nans).index, 1);
+        assert_eq!(fold::<f32, ArgMin>(&nans).index, 1);
+        // Order of combination does not matter: combine the pairs backwards.
+        let lifted: Vec<_> = xs.iter().enumerate().map(|(i, &x)| ArgMax::lift(x, i)).collect();
+        let backwards = lifted
+            .iter()
+            .rev()
+            .fold(<ArgMax as Reduction<f32>>::IDENTITY, |a, &b| ArgMax::combine(b, a));
+        assert_eq!(backwards.index, 1);
+        assert_eq!(fold::<f32, ArgMax>(&[]).index, NO_INDEX);
+        assert_eq!(fold::<u64, ArgMax>(&[0, 0]), Arg { index: 0, value: 0 });
+        assert_eq!(fold::<u64, ArgMin>(&[u64::MAX]), Arg { index: 0, value: u64::MAX });
+    }
+
+    #[test]
+    fn arg_words_round_trip() {
+        let arg = Arg {
+            index: 0x1234_5678_9abc_def0,
+            value: -2.5f64,
+        };
+        assert_eq!(Arg::<f64>::from_words(arg.to_words()), arg);
+        let half = Arg {
+            index: 7,
+            value: crate::element::F16(0xbc00),
+        };
+        assert_eq!(Arg::from_words(half.to_words()), half);
+    }
+
+    #[test]
+    fn means_and_sums_use_their_accumulators() {
+        assert_eq!(fold::<i32, Sum>(&[i32::MAX, 1]), i32::MIN);
+        assert_eq!(fold::<i32, Mean>(&[i32::MAX, 1]), 1073741824.0);
+        assert_eq!(fold::<f32, Mean>(&[1.0, 2.0, 4.0]), 7.0 / 3.0);
+        let halves = [crate::element::Bf16(0x3f80), crate::element::Bf16(0x4000)];
+        assert_eq!(fold::<crate::element::Bf16, Sum>(&halves), 3.0f32);
+    }
+}

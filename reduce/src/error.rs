@@ -1,0 +1,129 @@
+//! The library's errors: one enum, each variant a sentence a user can act on.
+
+use crate::element::DType;
+use crate::op::OpKind;
+use cudarc::driver::DriverError;
+
+/// What went wrong. Every variant's message is one line that says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No GPU to run on (a GPU backend was asked for, or `Reducer::new` found none and the
+    /// caller asked for the GPU anyway).
+    #[error("no GPU: {0}")]
+    NoGpu(#[from] GpuUnavailable),
+
+    /// A CUDA driver call failed.
+    #[error("{what}: {source}")]
+    Driver {
+        what: String,
+        #[source]
+        source: DriverError,
+    },
+
+    /// A kernel stopped on the GPU (a `trap` from a failed check, or a fault).
+    #[error(
+        "kernel `{kernel}` failed on the GPU: {source} (the kernels trap on an out-of-bounds access or a wrong launch shape; run the same reduction on the simulator to see where)"
+    )]
+    KernelFailed {
+        kernel: String,
+        #[source]
+        source: DriverError,
+    },
+
+    /// The simulator found a bug in a kernel (a race, an out-of-bounds access, …).
+    #[error(transparent)]
+    Simulator(#[from] simt::SimError),
+
+    /// A kernel broke a contract that spans launches (found by the simulator, which checks what
+    /// a kernel leaves behind for the next launch).
+    #[error("kernel `{kernel}` broke its launch contract: {what}")]
+    Contract { kernel: String, what: String },
+
+    /// The version has no kernel for this element type and operation.
+    #[error(
+        "{version} has no {op} kernel for {dtype} (v0–v7 reduce f32, f64, i32 and u32 with sum, min and max; v8 has every type and operation)"
+    )]
+    Unsupported {
+        version: &'static str,
+        dtype: DType,
+        op: OpKind,
+    },
+
+    /// No version has this name.
+    #[error("unknown version `{given}`; valid: {valid}")]
+    UnknownVersion { given: String, valid: String },
+
+    /// The block size is not one the kernels are built for.
+    #[error("block size {block} is not supported by {version}; use one of {valid:?}")]
+    BlockSize {
+        version: &'static str,
+        block: u32,
+        valid: Vec<u32>,
+    },
+
+    /// The input needs more blocks than CUDA allows in one launch.
+    #[error(
+        "{len} elements need {grid} blocks of {block} threads; CUDA allows at most 2^31 - 1: use a larger block size"
+    )]
+    GridTooLarge { len: usize, block: u32, grid: u64 },
+
+    /// An operation with no value for an empty input was asked to write one to the device.
+    #[error(
+        "the input is empty: {op} has no value to write to the device (the host methods return None)"
+    )]
+    Empty { op: OpKind },
+
+    /// A device input or output that the simulator cannot read, or that lives on another GPU.
+    #[error("{0}")]
+    WrongDevice(String),
+
+    /// A device output buffer too small for the results.
+    #[error("the output holds {len} values but the reduction writes {needed}")]
+    OutputTooSmall { len: usize, needed: usize },
+
+    /// The shape of a row, column or segment reduction does not fit the input.
+    #[error("{0}")]
+    Shape(String),
+
+    /// The kernels could not be loaded.
+    #[error("{0}")]
+    Kernels(String),
+
+    /// More memory than the GPU has free.
+    #[error("{what} needs {needed_mib} MiB of GPU memory but {free_mib} MiB are free")]
+    OutOfMemory {
+        what: String,
+        needed_mib: usize,
+        free_mib: usize,
+    },
+}
+
+/// Why there is no GPU to run on.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GpuUnavailable {
+    #[error("no CUDA driver on this machine (libcuda.so could not be loaded)")]
+    NoDriver,
+    #[error("the CUDA driver found no GPU")]
+    NoDevice,
+    #[error("the CUDA driver has no GPU {ordinal} (it has {count})")]
+    NoSuchDevice { ordinal: usize, count: usize },
+    #[error("the CUDA driver failed to start: {0}")]
+    Driver(DriverError),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Wraps a driver error with what was being done.
+pub(crate) trait DriverContext<T> {
+    fn doing(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
+    fn doing(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Driver {
+            what: what(),
+            source,
+        })
+    }
+}

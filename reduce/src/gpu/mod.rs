@@ -1,0 +1,382 @@
+//! The GPU backend: a CUDA context and stream, the kernels, and scratch memory reused from call
+//! to call.
+//!
+//! Everything is enqueued on one stream — the caller's, or the default stream of the device —
+//! and nothing synchronises unless a result has to reach the host.
+
+mod buffer;
+pub mod kernels;
+pub mod ptx;
+
+use crate::error::{DriverContext, Error, GpuUnavailable, Result};
+use crate::plan::{self, Pass, Sizes};
+use crate::version::Version;
+use buffer::{Growing, PinnedBuffer};
+pub use buffer::DeviceBuffer;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, result, sys,
+};
+use kernels::{KernelSource, Kernels};
+use kernels_gpu::params::Params;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+
+
+/// Checks for a driver and a device without panicking (cudarc panics when it cannot load
+/// `libcuda.so`, so ask first).
+pub fn probe() -> Result<usize, GpuUnavailable> {
+    // SAFETY: only tries to open the library by name; no CUDA call is made.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GpuUnavailable::NoDriver);
+    }
+    match CudaContext::device_count() {
+        Ok(0) => Err(GpuUnavailable::NoDevice),
+        Ok(count) => Ok(count as usize),
+        Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NO_DEVICE => Err(GpuUnavailable::NoDevice),
+        Err(e) => Err(GpuUnavailable::Driver(e)),
+    }
+}
+
+/// What the library knows of its GPU.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub ordinal: usize,
+    pub multiprocessors: u32,
+    pub compute_capability: (u32, u32),
+    pub max_shared_per_block: usize,
+    pub total_memory: usize,
+}
+
+impl DeviceInfo {
+    /// `sm_90` for an H100.
+    pub fn arch(&self) -> String {
+        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+    }
+
+    fn read(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
+        let attribute = |a| {
+            ctx.attribute(a)
+                .map(|v| v as u32)
+                .doing(|| "reading the GPU's attributes".into())
+        };
+        Ok(DeviceInfo {
+            name: ctx.name().doing(|| "reading the GPU's name".into())?,
+            ordinal: ctx.ordinal(),
+            multiprocessors: attribute(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )?,
+            compute_capability: (
+                attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            ),
+            max_shared_per_block: attribute(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            )? as usize,
+            total_memory: ctx.total_mem().doing(|| "reading the GPU's memory size".into())?,
+        })
+    }
+}
+
+/// The one parameter every kernel takes, as a kernel argument.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct LaunchParams(Params);
+// SAFETY: `Params` is `repr(C)` plain data (`u64`s); the kernels declare it as one 96-byte,
+// 8-aligned `.param`, which is how CUDA passes a struct by value.
+unsafe impl DeviceRepr for LaunchParams {}
+
+/// Scratch memory, reused from call to call (only this backend's stream touches it).
+#[derive(Default)]
+struct Scratch {
+    /// Single-pass kernels' per-block partials.
+    partials: Growing,
+    /// Single-pass kernels' counters; kept at zero by the kernels themselves.
+    counters: Growing,
+    /// Multi-pass versions' per-block values, ping and pong.
+    passes: [Growing; 2],
+    /// A result on its way to the host.
+    result: Growing,
+    /// Host inputs, copied up.
+    staging: Growing,
+}
+
+/// The GPU backend of a [`Reducer`](crate::Reducer).
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    kernels: Kernels,
+    scratch: Mutex<(Scratch, Option<PinnedBuffer>)>,
+}
+
+/// The largest result a reduction brings home (an `Arg<f64>`), rounded up.
+const RESULT_BYTES: usize = 64;
+
+/// Where a reduction reads its input and writes its result.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// Device address and number of elements.
+    pub input: u64,
+    pub len: usize,
+    /// Device address of the result(s).
+    pub output: u64,
+    pub output_len: usize,
+}
+
+impl Gpu {
+    /// GPU `ordinal`, its default stream, the embedded kernels.
+    pub fn open(ordinal: usize) -> Result<Gpu> {
+        let count = probe()?;
+        if ordinal >= count {
+            return Err(GpuUnavailable::NoSuchDevice { ordinal, count }.into());
+        }
+        let ctx = CudaContext::new(ordinal).doing(|| format!("opening GPU {ordinal}"))?;
+        let stream = ctx.default_stream();
+        Gpu::on_stream(stream)
+    }
+
+    /// The caller's stream (and its context).
+    pub fn on_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
+        let ctx = stream.context().clone();
+        let info = DeviceInfo::read(&ctx)?;
+        let kernels = Kernels::embedded(&ctx)?;
+        Ok(Gpu {
+            ctx,
+            stream,
+            info,
+            kernels,
+            scratch: Mutex::new((Scratch::default(), None)),
+        })
+    }
+
+    /// Replaces the embedded kernels with the ones in `dir`.
+    pub fn use_kernels_from(&mut self, dir: &Path) -> Result<()> {
+        let arch = self.info.compute_capability.0 * 10 + self.info.compute_capability.1;
+        self.kernels = Kernels::from_dir(&self.ctx, dir, arch)?;
+        Ok(())
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub fn kernel_source(&self) -> &KernelSource {
+        self.kernels.source()
+    }
+
+    /// Free and total GPU memory, in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx
+            .mem_get_info()
+            .doing(|| "reading the GPU's free memory".into())
+    }
+
+    /// The kernel `name` and the blocks of `block` threads the whole GPU runs at once.
+    pub fn kernel(&self, name: &str, block: u32, shared_bytes: usize) -> Result<(CudaFunction, u64)> {
+        if shared_bytes > self.info.max_shared_per_block {
+            return Err(Error::Kernels(format!(
+                "{name} needs {shared_bytes} bytes of shared memory per block; this GPU allows {}",
+                self.info.max_shared_per_block
+            )));
+        }
+        let (function, per_sm) = self.kernels.get(name, block, shared_bytes)?;
+        Ok((function, u64::from(per_sm) * u64::from(self.info.multiprocessors)))
+    }
+
+    /// The passes of `version` over `len` elements with `block` threads, on the whole GPU or
+    /// at most `max_blocks` blocks.
+    pub fn plan(
+        &self,
+        version: Version,
+        name: &str,
+        len: usize,
+        block: u32,
+        sizes: Sizes,
+        max_blocks: Option<u32>,
+    ) -> Result<(CudaFunction, Vec<Pass>)> {
+        let shared = plan::shared_bytes(version, block, sizes);
+        let (function, mut resident) = self.kernel(name, block, shared)?;
+        if let Some(max) = max_blocks {
+            resident = resident.min(u64::from(max.max(1)));
+        }
+        let passes = plan::passes(version, len, block, sizes, resident)?;
+        Ok((function, passes))
+    }
+
+    /// Enqueues every pass of a whole-array reduction: reads `target.input`, writes the final
+    /// value to `target.output`. Nothing waits for the GPU.
+    pub fn enqueue(
+        &self,
+        name: &str,
+        function: &CudaFunction,
+        passes: &[Pass],
+        sizes: Sizes,
+        target: Target,
+    ) -> Result<()> {
+        self.enqueue_observed(name, function, passes, sizes, target, |_| Ok(()))
+    }
+
+    /// [`Gpu::enqueue`], calling `after_pass(k)` once pass `k` is enqueued (a benchmark records
+    /// an event there).
+    pub fn enqueue_observed(
+        &self,
+        name: &str,
+        function: &CudaFunction,
+        passes: &[Pass],
+        sizes: Sizes,
+        target: Target,
+        mut after_pass: impl FnMut(usize) -> Result<()>,
+    ) -> Result<()> {
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let scratch = &mut guard.0;
+        let first_grid = passes[0].shape.grid as usize;
+        let counters = scratch.counters.at_least(&self.stream, size_of::<u32>())?.ptr();
+        let partials = scratch
+            .partials
+            .at_least(&self.stream, first_grid * sizes.accumulator)?
+            .ptr();
+        let mut between = [0u64; 2];
+        if passes.len() > 1 {
+            for (k, buffer) in scratch.passes.iter_mut().enumerate() {
+                between[k] = buffer.at_least(&self.stream, first_grid * sizes.element)?.ptr();
+            }
+        }
+        let mut input = target.input;
+        for (k, pass) in passes.iter().enumerate() {
+            let last = k + 1 == passes.len();
+            let (output, output_len) = if last {
+                (target.output, target.output_len)
+            } else {
+                (between[k % 2], pass.shape.grid as usize)
+            };
+            let params = Params {
+                input,
+                len: pass.len as u64,
+                partials,
+                partials_len: first_grid as u64,
+                retired: counters,
+                retired_len: 1,
+                output,
+                output_len: output_len as u64,
+                ..Params::default()
+            };
+            self.launch(name, function, pass.shape, params)?;
+            after_pass(k)?;
+            input = output;
+        }
+        Ok(())
+    }
+
+    /// One launch of `function` with `params`.
+    pub fn launch(
+        &self,
+        name: &str,
+        function: &CudaFunction,
+        shape: plan::LaunchShape,
+        params: Params,
+    ) -> Result<()> {
+        let config = LaunchConfig {
+            grid_dim: (shape.grid, 1, 1),
+            block_dim: (shape.block, 1, 1),
+            shared_mem_bytes: shape.shared_bytes as u32,
+        };
+        let params = LaunchParams(params);
+        let mut args = self.stream.launch_builder(function);
+        args.arg(&params);
+        // SAFETY: every kernel entry point takes exactly one `Params` (kernels-gpu's registry
+        // generates them all from one macro), and `params` satisfies its launch contract: the
+        // callers size `input`, `partials`, `output` and the counters from the same plan that
+        // sets the grid, the counters are zeroed at allocation and every kernel leaves them at
+        // zero, and the shared memory is the plan's `shared_bytes` for this kernel (which the
+        // simulator checks against the kernel's `shared_array!`s at every launch in CI).
+        unsafe { args.launch(config) }
+            .map(|_| ())
+            .map_err(|source| Error::KernelFailed {
+                kernel: name.to_string(),
+                source,
+            })
+    }
+
+    /// A device buffer for one result on its way to the host.
+    pub fn result_buffer(&self) -> Result<u64> {
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(guard.0.result.at_least(&self.stream, RESULT_BYTES)?.ptr())
+    }
+
+    /// Copies `bytes` bytes at `src` to the host once the stream gets there, waiting for it.
+    pub fn read_back(&self, src: u64, bytes: usize) -> Result<Vec<u8>> {
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.1.is_none() {
+            guard.1 = Some(PinnedBuffer::new(&self.stream, RESULT_BYTES)?);
+        }
+        let pinned = guard.1.as_mut().expect("allocated above");
+        let bytes = pinned.copy_from_device(src, bytes)?.to_vec();
+        Ok(bytes)
+    }
+
+    /// Copies `data` into the staging buffer (allocated once, grown when needed) and returns its
+    /// device address.
+    pub fn upload(&self, data: &[u8]) -> Result<u64> {
+        let (free, _) = self.memory()?;
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let staging = &mut guard.0.staging;
+        let have = staging.capacity();
+        if data.len() > have && data.len() > free {
+            return Err(Error::OutOfMemory {
+                what: format!("copying {} MiB of input to the GPU", data.len() >> 20),
+                needed_mib: data.len() >> 20,
+                free_mib: free >> 20,
+            });
+        }
+        let buffer = staging.at_least(&self.stream, data.len())?;
+        // SAFETY: `buffer` holds at least `data.len()` bytes and is used only on this stream;
+        // `data` is borrowed for the call, and a copy from pageable memory has read it by the
+        // time the call returns.
+        unsafe { result::memcpy_htod_async(buffer.ptr(), data, self.stream.cu_stream()) }
+            .doing(|| format!("copying {} MiB of input to the GPU", data.len() >> 20))?;
+        Ok(buffer.ptr())
+    }
+
+    /// Copies `data` to the staging buffer (see [`Gpu::upload`]).
+    pub fn upload_elements<T: crate::Element>(&self, data: &[T]) -> Result<u64> {
+        self.upload(crate::element::bytes_of(data))
+    }
+
+    /// A device copy of `data`, owned by the caller.
+    pub fn copy_to_device<T: crate::Element>(&self, data: &[T]) -> Result<DeviceBuffer> {
+        let (free, _) = self.memory()?;
+        let bytes = crate::element::bytes_of(data);
+        if bytes.len() > free {
+            return Err(Error::OutOfMemory {
+                what: format!("a copy of {} MiB", bytes.len() >> 20),
+                needed_mib: bytes.len() >> 20,
+                free_mib: free >> 20,
+            });
+        }
+        DeviceBuffer::from_host(&self.stream, bytes)
+    }
+
+    /// Frees the staging buffer (the next host input allocates a new one).
+    pub fn free_staging(&self) {
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        guard.0.staging = Growing::default();
+    }
+
+    /// Waits for everything enqueued so far; a kernel that failed is reported here.
+    pub fn synchronize(&self, name: &str) -> Result<()> {
+        self.stream.synchronize().map_err(|source| Error::KernelFailed {
+            kernel: name.to_string(),
+            source,
+        })
+    }
+}

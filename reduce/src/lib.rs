@@ -1,0 +1,69 @@
+//! # reduce-rs: GPU reductions written in Rust
+//!
+//! Sum, min, max, argmin, argmax and mean of your own data — a `Vec`, a slice, or a cudarc
+//! `CudaSlice` filled by your own kernels — on an NVIDIA GPU, with kernels written in Rust and
+//! compiled to PTX by rustc; or, on a machine without a GPU, on a CPU simulator that runs the
+//! same kernels and checks every memory access.
+//!
+//! ```
+//! use reduce_rs::Reducer;
+//! let reducer = Reducer::new()?; // the GPU if there is one, else the simulator
+//! let data: Vec<f32> = (0..10_000).map(|i| (i % 7) as f32).collect();
+//! assert_eq!(reducer.sum(&data)?, 29_997.0);
+//! assert_eq!(reducer.argmax(&data)?, Some((6, 6.0)));
+//! # Ok::<(), reduce_rs::Error>(())
+//! ```
+//!
+//! - [`Reducer`] is the handle: create it once (on GPU 0, on your own `CudaStream`, or on the
+//!   simulator) and call it many times; it keeps the kernels and scratch memory.
+//! - Inputs: anything [`Input`] — host slices are copied up, GPU buffers are read in place, on
+//!   the reducer's stream, after your own work there.
+//! - Results come back to the host ([`Reducer::reduce`] and the shortcuts [`Reducer::sum`],
+//!   [`Reducer::min`], …), or stay on the GPU for your next kernel, without a synchronisation
+//!   ([`Reducer::reduce_into`], [`Reducer::reduce_to_device`]).
+//! - Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, [`half::f16`], [`half::bf16`]
+//!   ([`Element`]). Semantics (NaN, signed zeros, ties, empty inputs): [`op`].
+//! - The kernel is the fastest of the series this project teaches (v8); any other version is
+//!   one call away ([`Reducer::with_version`], [`Version`]).
+//!
+//! The kernels ship as PTX inside the library (the driver compiles each one for your GPU the
+//! first time it is used), so a crate that depends on this one builds with stable Rust and
+//! needs no CUDA toolkit: the driver is loaded at run time.
+
+mod element;
+mod error;
+mod gpu;
+mod input;
+pub mod op;
+pub mod plan;
+mod reducer;
+mod sim;
+mod version;
+
+pub use element::{DType, Element};
+pub use error::{Error, GpuUnavailable, Result};
+pub use gpu::DeviceInfo;
+pub use input::{Input, Source};
+pub use op::{Arg, OpKind, Operation};
+pub use reducer::{BackendInfo, Reducer, gpu_available};
+pub use sim::{SIM_MULTIPROCESSORS, SimReport};
+pub use simt::{LaunchStats, Schedule, SimError};
+pub use version::Version;
+
+/// The operations, by name: `reduce_rs::ops::Sum` and the others.
+pub mod ops {
+    pub use crate::op::{ArgMax, ArgMin, Max, Mean, Min, Sum};
+}
+
+/// Re-exported so that users name the same types the library accepts.
+pub use cudarc;
+pub use half;
+
+#[doc(hidden)]
+pub mod internals {
+    //! For this project's own CLI and benchmark: the GPU backend's launch machinery.
+    pub use crate::gpu::kernels::KernelSource;
+    pub use crate::gpu::ptx;
+    pub use crate::gpu::{DeviceBuffer, Gpu, Target, probe};
+    pub use crate::reducer::device_value;
+}

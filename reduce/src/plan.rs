@@ -1,0 +1,244 @@
+//! Launch shapes: how many blocks of how many threads, with how much shared memory, for each
+//! pass of a version over `len` elements.
+
+use crate::error::Error;
+use crate::version::Version;
+use kernels_gpu::launch::{BLOCK_SIZES, RESIDENT_THREADS_PER_SM, WARP_SIZE, elements_per_vector};
+use kernels_gpu::registry::{BlockParam, Grid, Output, Shared};
+
+/// The shape of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    pub grid: u32,
+    pub block: u32,
+    pub shared_bytes: usize,
+}
+
+/// One launch of a reduction: how many elements it reads and its shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    pub len: usize,
+    pub shape: LaunchShape,
+}
+
+/// The largest `gridDim.x` CUDA accepts.
+pub const MAX_GRID: u64 = (1 << 31) - 1;
+
+/// The sizes a launch depends on: the element's and the accumulator's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    pub element: usize,
+    pub accumulator: usize,
+}
+
+impl Sizes {
+    /// The sizes for operation `O` over element type `T`.
+    pub fn of<T: crate::Element, O: crate::Operation<T>>() -> Sizes {
+        Sizes {
+            element: size_of::<T>(),
+            accumulator: size_of::<<O as kernels_gpu::ops::Reduction<T::Kernel>>::Acc>(),
+        }
+    }
+}
+
+/// The entry point of `version` for `T`, `O` and `block` (`reduce_v8_f32_sum`).
+pub fn entry_name<T: crate::Element, O: crate::Operation<T>>(version: Version, block: u32) -> String {
+    version
+        .info()
+        .entry_point(T::DTYPE.name(), O::KIND.name(), block)
+        .to_string()
+}
+
+/// Checks a block size for `version`: a supported size, and one the version is built for.
+pub fn check_block(version: Version, block: u32) -> Result<(), Error> {
+    if BLOCK_SIZES.contains(&block) {
+        Ok(())
+    } else {
+        Err(Error::BlockSize {
+            version: version.name(),
+            block,
+            valid: BLOCK_SIZES.to_vec(),
+        })
+    }
+}
+
+/// Dynamic shared memory one block of `block` threads of `version` needs.
+pub fn shared_bytes(version: Version, block: u32, sizes: Sizes) -> usize {
+    match version.info().shared {
+        Shared::PerThread => block as usize * sizes.element,
+        Shared::PerWarp => (block / WARP_SIZE) as usize * sizes.accumulator,
+        Shared::PerWarpAndTicket => {
+            let warps = (block / WARP_SIZE) as usize * sizes.accumulator;
+            warps.next_multiple_of(align_of::<u32>()) + size_of::<u32>()
+        }
+    }
+}
+
+/// The launch of one pass over `len` elements, on a device that keeps `resident_blocks` blocks
+/// of this kernel running at once (SMs × occupancy).
+pub fn shape(
+    version: Version,
+    len: usize,
+    block: u32,
+    sizes: Sizes,
+    resident_blocks: u64,
+) -> Result<LaunchShape, Error> {
+    check_block(version, block)?;
+    let blocks_for = |per_thread: u64| {
+        (len as u64)
+            .div_ceil(per_thread * u64::from(block))
+            .max(1)
+    };
+    let grid = match version.info().grid {
+        Grid::PerElements {
+            elements_per_thread,
+        } => blocks_for(u64::from(elements_per_thread)),
+        Grid::FillDevice {
+            min_elements_per_thread,
+        } => blocks_for(u64::from(min_elements_per_thread)).min(resident_blocks.max(1)),
+        Grid::FillDeviceVectors {
+            min_vectors_per_thread,
+        } => {
+            let per_thread =
+                u64::from(min_vectors_per_thread) * elements_per_vector(sizes.element) as u64;
+            blocks_for(per_thread).min(resident_blocks.max(1))
+        }
+    };
+    if grid > MAX_GRID {
+        return Err(Error::GridTooLarge { len, block, grid });
+    }
+    Ok(LaunchShape {
+        grid: grid as u32,
+        block,
+        shared_bytes: shared_bytes(version, block, sizes),
+    })
+}
+
+/// Every launch needed to reduce `len` elements to one value: the first pass, then the same
+/// version over the partials until one is left (one launch for single-pass versions).
+pub fn passes(
+    version: Version,
+    len: usize,
+    block: u32,
+    sizes: Sizes,
+    resident_blocks: u64,
+) -> Result<Vec<Pass>, Error> {
+    let mut passes = Vec::new();
+    let mut len = len;
+    loop {
+        let shape = shape(version, len, block, sizes, resident_blocks)?;
+        passes.push(Pass { len, shape });
+        if version.info().output == Output::Final || shape.grid == 1 {
+            return Ok(passes);
+        }
+        len = shape.grid as usize;
+    }
+}
+
+/// The entry point's block-size suffix is part of its name for const-block versions.
+pub fn block_in_name(version: Version) -> bool {
+    version.info().block == BlockParam::Const
+}
+
+/// Blocks of `block` threads a device of `multiprocessors` SMs runs at once when nothing but
+/// threads limits it. The GPU backend asks the driver instead, which also counts registers and
+/// shared memory; the simulator uses this.
+pub fn resident_blocks(multiprocessors: u32, block: u32) -> u64 {
+    u64::from(multiprocessors) * u64::from((RESIDENT_THREADS_PER_SM / block).max(1))
+}
+
+/// Upper bound on the number of additions any element goes through in these passes, for the
+/// float error bound: per pass, the values a thread adds one after another, then the block's
+/// tree (log2 of the block); for single-pass versions, the last block's fold of the partials
+/// and a second tree. v8 adds each group of 16 bytes as a tree and the groups with
+/// compensation, which this bound does not credit.
+pub fn additions_per_element(version: Version, passes: &[Pass]) -> u64 {
+    passes
+        .iter()
+        .map(|pass| {
+            let shape = pass.shape;
+            let threads = u64::from(shape.grid) * u64::from(shape.block);
+            let in_a_row = (pass.len as u64).div_ceil(threads) + 2; // +2: v8's head and tail
+            let tree = u64::from(shape.block.ilog2());
+            let last_block = match version.info().output {
+                Output::Final => u64::from(shape.grid).div_ceil(u64::from(shape.block)) + tree,
+                Output::PerBlock => 0,
+            };
+            in_a_row + tree + last_block
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(name: &str) -> Version {
+        Version::find(name).unwrap()
+    }
+    const F32: Sizes = Sizes {
+        element: 4,
+        accumulator: 4,
+    };
+
+    #[test]
+    fn the_tutorials_shapes() {
+        // The tutorial: N = 32M, 256 threads: v0–v2 use N/256 blocks, v3–v5 N/512.
+        let n = 1 << 25;
+        let resident = resident_blocks(132, 256);
+        assert_eq!(shape(v("v0"), n, 256, F32, resident).unwrap().grid, 131_072);
+        assert_eq!(shape(v("v3"), n, 256, F32, resident).unwrap().grid, 65_536);
+        assert_eq!(shape(v("v5"), n, 256, F32, resident).unwrap().shared_bytes, 1024);
+        // Grid-filling versions: 132 SMs × 2048/256 = 1056 blocks on the H100.
+        assert_eq!(shape(v("v6"), n, 256, F32, resident).unwrap().grid, 1056);
+        assert_eq!(shape(v("v7"), n, 256, F32, resident).unwrap().shared_bytes, 32);
+        assert_eq!(shape(v("v8"), n, 256, F32, resident).unwrap().shared_bytes, 36);
+    }
+
+    #[test]
+    fn small_inputs_still_launch_one_block() {
+        for version in Version::all() {
+            let resident = resident_blocks(132, 256);
+            assert_eq!(shape(version, 0, 256, F32, resident).unwrap().grid, 1, "{version}");
+            assert_eq!(passes(version, 1, 64, F32, resident).unwrap().len(), 1);
+        }
+    }
+
+    #[test]
+    fn multi_pass_versions_repeat_until_one_block() {
+        let grids: Vec<u32> = passes(v("v0"), 1 << 25, 256, F32, resident_blocks(132, 256))
+            .unwrap()
+            .iter()
+            .map(|p| p.shape.grid)
+            .collect();
+        assert_eq!(grids, [131_072, 512, 2, 1]);
+        assert_eq!(
+            passes(v("v8"), 1 << 25, 256, F32, resident_blocks(132, 256))
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn rejects_bad_block_sizes_and_huge_grids() {
+        assert!(matches!(
+            shape(v("v0"), 10, 100, F32, 1),
+            Err(Error::BlockSize { block: 100, .. })
+        ));
+        assert!(matches!(
+            shape(v("v0"), 1 << 40, 64, F32, 1),
+            Err(Error::GridTooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn v8_shared_memory_holds_its_accumulators_and_the_ticket() {
+        // Arg<f64> is 16 bytes: 8 warps of 256 threads need 128 bytes, then the ticket.
+        let arg = Sizes {
+            element: 8,
+            accumulator: 16,
+        };
+        assert_eq!(shared_bytes(v("v8"), 256, arg), 132);
+    }
+}
