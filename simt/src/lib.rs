@@ -164,6 +164,27 @@ pub enum ErrorKind {
     InvalidLaunch,
 }
 
+/// What a kernel stops itself for with [`fault`]. The kind, not the wording of the message,
+/// decides the [`ErrorKind`] of the launch's error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// The kernel's own bounds check caught an index past the end of an array: the launch
+    /// fails with [`ErrorKind::OutOfBounds`], as if the simulator had caught the access.
+    OutOfBounds,
+    /// Any other check the kernel makes (a launch contract, an invariant): the launch fails
+    /// with [`ErrorKind::Fault`].
+    Other,
+}
+
+impl FaultKind {
+    pub(crate) fn error_kind(self) -> ErrorKind {
+        match self {
+            FaultKind::OutOfBounds => ErrorKind::OutOfBounds,
+            FaultKind::Other => ErrorKind::Fault,
+        }
+    }
+}
+
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -269,10 +290,9 @@ pub fn global_access(addr: usize, bytes: usize, write: bool) {
     sim::global_access(addr, bytes, write, core::panic::Location::caller())
 }
 
-/// The kernel found an error and stops (`trap` on the GPU): the launch fails with
-/// [`ErrorKind::OutOfBounds`] when `message` starts with "out-of-bounds", else
-/// [`ErrorKind::Fault`].
+/// The kernel found an error and stops (`trap` on the GPU): the launch fails with the
+/// [`ErrorKind`] of `kind` and a report that ends with `message`.
 #[track_caller]
-pub fn fault(message: fmt::Arguments<'_>) -> ! {
-    sim::fault(message, core::panic::Location::caller())
+pub fn fault(kind: FaultKind, message: fmt::Arguments<'_>) -> ! {
+    sim::fault(kind, message, core::panic::Location::caller())
 }

@@ -13,7 +13,9 @@ use crate::report::{ThreadName, noun, thread_set, verb};
 use crate::rng::SplitMix64;
 use crate::shared::{Accessor, SharedError, SharedMemory};
 use crate::warp::{LaneClocks, WARP_SIZE, Warp, WarpOp, WarpOpKind};
-use crate::{Access as Mode, ErrorKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
+use crate::{
+    Access as Mode, ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError,
+};
 use core::any::Any;
 use core::cell::{Cell, RefCell};
 use core::fmt;
@@ -271,17 +273,16 @@ pub(crate) fn global_access(
 }
 
 #[track_caller]
-pub(crate) fn fault(message: fmt::Arguments<'_>, loc: &'static Location<'static>) -> ! {
+pub(crate) fn fault(
+    kind: FaultKind,
+    message: fmt::Arguments<'_>,
+    loc: &'static Location<'static>,
+) -> ! {
     // Formatted before borrowing the state: the message's `Display` impls may ask for indices.
     let message = message.to_string();
     finish(device_op("fault", |sim| {
-        let kind = if message.starts_with("out-of-bounds") {
-            ErrorKind::OutOfBounds
-        } else {
-            ErrorKind::Fault
-        };
         let error = SimError {
-            kind,
+            kind: kind.error_kind(),
             message: format!(
                 "kernel `{}` faulted in block {}, {} at {loc}: {message}",
                 sim.kernel,
