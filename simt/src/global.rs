@@ -6,7 +6,7 @@
 //! state lives in a hash map keyed by word address (only words actually touched cost memory),
 //! and the region of an access is found by a last-hit cache and a binary search.
 
-use crate::warp::{LaneClocks, WARP_SIZE};
+use crate::lanes::{LaneClocks, WARP_SIZE};
 use crate::{Access as Mode, Region};
 use core::hash::{BuildHasherDefault, Hasher};
 use core::panic::Location;

@@ -61,6 +61,7 @@
 //! source locations).
 
 mod global;
+mod lanes;
 mod report;
 mod rng;
 mod shared;
@@ -226,7 +227,7 @@ pub fn grid_dim_x() -> u32 {
 /// `%laneid`: `threadIdx.x % 32`.
 #[track_caller]
 pub fn lane_id() -> u32 {
-    sim::with_thread("lane_id", |sim| sim.current % warp::WARP_SIZE)
+    sim::with_thread("lane_id", |sim| sim.current % lanes::WARP_SIZE)
 }
 
 /// `__syncthreads()`: blocks until every thread of the block waits here (the same call site).

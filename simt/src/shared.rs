@@ -5,7 +5,7 @@
 //! epoch it describes, so starting a block or releasing a barrier resets it lazily (in O(1))
 //! instead of clearing the table.
 
-use crate::warp::{LaneClocks, WARP_SIZE};
+use crate::lanes::{LaneClocks, WARP_SIZE};
 use core::panic::Location;
 
 /// One access as the race checks remember it.

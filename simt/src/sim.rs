@@ -9,10 +9,11 @@
 //! launch on the same OS thread starts clean.
 
 use crate::global::{GlobalAccessor, GlobalError, GlobalMemory, sorted_regions};
+use crate::lanes::{LaneClocks, WARP_SIZE};
 use crate::report::{ThreadName, noun, thread_set, verb};
 use crate::rng::SplitMix64;
 use crate::shared::{Accessor, SharedError, SharedMemory};
-use crate::warp::{LaneClocks, WARP_SIZE, Warp, WarpOp, WarpOpKind};
+use crate::warp::{Warp, WarpOp, WarpOpKind};
 use crate::{
     Access as Mode, ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError,
 };

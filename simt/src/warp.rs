@@ -5,15 +5,11 @@
 //! operation with the same mask; the last lane to arrive (or the scheduler, when the last
 //! missing lane exits) completes it for the whole group.
 
+use crate::lanes::WARP_SIZE;
 use crate::report::ThreadName;
 use crate::sim::{Sim, State, Step};
 use crate::{ErrorKind, SimError};
 use core::panic::Location;
-
-pub(crate) const WARP_SIZE: u32 = 32;
-
-/// A thread's vector clock over the lanes of its warp (see the crate docs).
-pub(crate) type LaneClocks = [u32; WARP_SIZE as usize];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum WarpOpKind {
