@@ -2,6 +2,13 @@
 
 use core::fmt;
 
+/// The kernel and block a report is about.
+#[derive(Clone, Copy)]
+pub(crate) struct Where<'a> {
+    pub kernel: &'a str,
+    pub block: u32,
+}
+
 /// "thread 16 (warp 0, lane 16)"
 pub(crate) struct ThreadName(pub u32);
 

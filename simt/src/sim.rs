@@ -9,11 +9,11 @@
 //! launch on the same OS thread starts clean.
 
 use crate::global::{GlobalAccessor, GlobalError, GlobalMemory, sorted_regions};
-use crate::lanes::{LaneClocks, WARP_SIZE};
-use crate::report::{ThreadName, noun, thread_set, verb};
+use crate::lanes::WARP_SIZE;
+use crate::report::{ThreadName, Where, noun, thread_set, verb};
 use crate::rng::SplitMix64;
 use crate::shared::{Accessor, SharedError, SharedMemory};
-use crate::warp::{Warp, WarpOp, WarpOpKind};
+use crate::warp::{Completed, WarpOp, WarpOpKind, Warps};
 use crate::{
     Access as Mode, ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError,
 };
@@ -50,23 +50,22 @@ thread_local! {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum State {
+enum State {
     Runnable,
     AtBarrier(&'static Location<'static>),
-    AtWarpOp(WarpOp),
+    /// Exactly while `Sim::warps` holds the thread's pending operation.
+    AtWarpOp,
     Exited,
 }
 
 #[derive(Clone, Copy)]
-pub(crate) struct Thread {
-    pub state: State,
+struct Thread {
+    state: State,
     /// Set when the thread starts; valid until its coroutine returns.
     yielder: *const ThreadYielder,
     fences: u32,
     /// The epoch of the latest fence (0: none yet).
     fence_epoch: u64,
-    /// The result of the thread's latest shuffle.
-    pub shuffled: (u64, bool),
 }
 
 impl Thread {
@@ -75,12 +74,11 @@ impl Thread {
         yielder: core::ptr::null(),
         fences: 0,
         fence_epoch: 0,
-        shuffled: (0, false),
     };
 }
 
 /// What a device function does once it has updated the state.
-pub(crate) enum Step {
+enum Step {
     /// Carry on.
     Go,
     /// Suspend until the scheduler resumes the thread.
@@ -99,7 +97,7 @@ pub(crate) struct Sim {
     launching: bool,
     /// An error was recorded; the launch is ending.
     aborting: bool,
-    pub kernel: String,
+    kernel: String,
     pub grid_dim: u32,
     pub block_dim: u32,
     pub block: u32,
@@ -109,14 +107,13 @@ pub(crate) struct Sim {
     block_serial: u64,
     /// The barrier epoch, increasing across blocks and launches.
     epoch: u64,
-    pub threads: Vec<Thread>,
-    pub warps: Vec<Warp>,
-    pub clocks: Vec<LaneClocks>,
+    threads: Vec<Thread>,
+    warps: Warps,
     /// Threads made runnable by others (barrier release, warp operation): the next round.
-    pub released: Vec<u32>,
+    released: Vec<u32>,
     pub shared: SharedMemory,
     global: GlobalMemory,
-    pub stats: LaunchStats,
+    stats: LaunchStats,
     error: Option<SimError>,
     panic: Option<CaughtPanic>,
 }
@@ -218,9 +215,7 @@ pub(crate) fn shuffle_down(
             width,
         })
     }));
-    with_thread("shuffle_down", |sim| {
-        sim.threads[sim.current as usize].shuffled
-    })
+    with_thread("shuffle_down", |sim| sim.warps.shuffled(sim.current))
 }
 
 #[track_caller]
@@ -327,8 +322,7 @@ impl Sim {
             block_serial: 0,
             epoch: 0,
             threads: Vec::new(),
-            warps: Vec::new(),
-            clocks: Vec::new(),
+            warps: Warps::new(),
             released: Vec::new(),
             shared: SharedMemory::new(),
             global: GlobalMemory::new(),
@@ -347,19 +341,54 @@ impl Sim {
     }
 
     /// The running thread's yielder.
-    pub(crate) fn yielder(&self) -> *const ThreadYielder {
+    fn yielder(&self) -> *const ThreadYielder {
         self.threads[self.current as usize].yielder
     }
 
     /// Records `error` (the first one wins) and stops the running thread.
-    pub(crate) fn fail(&mut self, error: SimError) -> Step {
+    fn fail(&mut self, error: SimError) -> Step {
         self.record_error(error);
         Step::Stop(self.yielder())
     }
 
-    pub(crate) fn record_error(&mut self, error: SimError) {
+    fn record_error(&mut self, error: SimError) {
         self.error.get_or_insert(error);
         self.aborting = true;
+    }
+
+    /// The running thread arrives at a warp operation.
+    fn arrive_warp(&mut self, op: WarpOp) -> Step {
+        let thread = self.current;
+        let at = Where {
+            kernel: &self.kernel,
+            block: self.block,
+        };
+        match self.warps.arrive(thread, op, at) {
+            Ok(Some(done)) => {
+                self.warp_op_completed(done, Some(thread));
+                Step::Go
+            }
+            Ok(None) => {
+                self.threads[thread as usize].state = State::AtWarpOp;
+                Step::Wait(self.yielder())
+            }
+            Err(error) => self.fail(error),
+        }
+    }
+
+    /// The lanes of `done` may run again: `caller` (if any) keeps running, the others are
+    /// released to the next round.
+    fn warp_op_completed(&mut self, done: Completed, caller: Option<u32>) {
+        match done.kind {
+            WarpOpKind::Sync => self.stats.warp_syncs += 1,
+            WarpOpKind::Shuffle => self.stats.shuffles += 1,
+        }
+        for thread in done.threads() {
+            self.threads[thread as usize].state = State::Runnable;
+            if Some(thread) != caller {
+                self.released.push(thread);
+            }
+        }
     }
 
     fn begin_launch(
@@ -391,17 +420,7 @@ impl Sim {
         self.begin_epoch();
         self.threads.clear();
         self.threads.resize(threads, Thread::NEW);
-        self.warps.clear();
-        self.warps.extend(
-            (0..self.block_dim.div_ceil(WARP_SIZE)).map(|warp| Warp::new(warp, self.block_dim)),
-        );
-        // Fresh clocks per block: a lane's own entry starts at 1, so it is new to every other.
-        self.clocks.clear();
-        self.clocks.extend((0..threads).map(|thread| {
-            let mut clocks = [0; WARP_SIZE as usize];
-            clocks[thread % WARP_SIZE as usize] = 1;
-            clocks
-        }));
+        self.warps.begin_block(self.block_dim);
         self.released.clear();
         self.released.extend(0..self.block_dim);
         self.shared.begin_block();
@@ -437,7 +456,7 @@ impl Sim {
             thread: thread as u16,
             epoch: self.epoch,
             block_serial: self.block_serial,
-            clocks: &self.clocks[thread],
+            clocks: self.warps.clocks(thread as u32),
             loc,
         };
         match self.shared.access(&me, offset, bytes, write) {
@@ -510,7 +529,7 @@ impl Sim {
             block: self.block,
             thread: thread as u16,
             epoch: self.epoch,
-            clocks: &self.clocks[thread],
+            clocks: self.warps.clocks(thread as u32),
             fences: state.fences,
             fence_epoch: state.fence_epoch,
             loc,
@@ -653,7 +672,18 @@ impl Sim {
 
     fn thread_exited(&mut self, thread: u32) {
         self.threads[thread as usize].state = State::Exited;
-        self.warp_lane_exited(thread);
+        let at = Where {
+            kernel: &self.kernel,
+            block: self.block,
+        };
+        match self.warps.lane_exited(thread, at) {
+            Ok(completed) => {
+                for done in completed {
+                    self.warp_op_completed(done, None);
+                }
+            }
+            Err(error) => self.record_error(error),
+        }
     }
 
     fn thread_panicked(&mut self, thread: u32, payload: &(dyn Any + Send)) {
@@ -691,8 +721,17 @@ impl Sim {
                     None => barrier = Some(loc),
                     Some(first) => divergent |= !core::ptr::eq(first, loc) && *first != *loc,
                 },
-                State::AtWarpOp(op) => {
-                    let error = self.warp_deadlock(thread, op);
+                State::AtWarpOp => {
+                    let at = Where {
+                        kernel: &self.kernel,
+                        block: self.block,
+                    };
+                    let error = self.warps.deadlock(thread, at, |other| {
+                        match self.threads[other as usize].state {
+                            State::AtBarrier(loc) => Some(loc),
+                            _ => None,
+                        }
+                    });
                     self.record_error(error);
                     return Stuck::Failed;
                 }
