@@ -29,6 +29,15 @@ pub(crate) fn noun(write: bool) -> &'static str {
     if write { "write" } else { "read" }
 }
 
+/// Why two accesses of the same block in the same epoch are not ordered.
+pub(crate) fn unordered_why(same_warp: bool) -> &'static str {
+    if same_warp {
+        "with no sync_threads or sync_warp between them"
+    } else {
+        "with no sync_threads between them (they are in different warps, so sync_warp cannot order them)"
+    }
+}
+
 /// A set of thread indices (ascending) as ranges: "thread 5", "threads 0-31, 40 (33 threads)".
 pub(crate) fn thread_set(threads: &[u32]) -> String {
     let mut ranges: Vec<(u32, u32)> = Vec::new();

@@ -1,5 +1,6 @@
 //! The runtime: the thread-local simulator state the device functions work on, the launch
-//! driver, the per-block scheduler of coroutine threads, and the wording of most reports.
+//! driver, the per-block scheduler of coroutine threads, and the reports about barriers,
+//! faults and panics (the memory checkers and the warp operations word their own).
 //!
 //! Borrowing discipline: the state lives in a thread-local `RefCell`, which device functions
 //! reach through the `RUNNING` pointer (set only while the scheduler has resumed a kernel
@@ -8,15 +9,13 @@
 //! suspends for good; the scheduler then stops and unwinds every suspended thread, so the next
 //! launch on the same OS thread starts clean.
 
-use crate::global::{GlobalAccessor, GlobalError, GlobalMemory, sorted_regions};
+use crate::global::{GlobalAccessor, GlobalMemory, GlobalOp, sorted_regions};
 use crate::lanes::WARP_SIZE;
-use crate::report::{ThreadName, Where, noun, thread_set, verb};
+use crate::report::{ThreadName, Where, thread_set};
 use crate::rng::SplitMix64;
-use crate::shared::{Accessor, SharedError, SharedMemory};
+use crate::shared::{Accessor, SharedMemory};
 use crate::warp::{Completed, WarpOp, WarpOpKind, Warps};
-use crate::{
-    Access as Mode, ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError,
-};
+use crate::{ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
 use core::any::Any;
 use core::cell::{Cell, RefCell};
 use core::fmt;
@@ -291,24 +290,6 @@ pub(crate) fn fault(
     unreachable!("simt: a faulted kernel thread was resumed");
 }
 
-/// Which kind of global access a report is about.
-#[derive(Clone, Copy)]
-enum GlobalOp {
-    Plain { write: bool },
-    Atomic,
-}
-
-impl GlobalOp {
-    /// "a read", "a write", "an atomic".
-    fn with_article(self) -> &'static str {
-        match self {
-            GlobalOp::Plain { write: false } => "a read",
-            GlobalOp::Plain { write: true } => "a write",
-            GlobalOp::Atomic => "an atomic",
-        }
-    }
-}
-
 impl Sim {
     const fn new() -> Self {
         Self {
@@ -462,67 +443,21 @@ impl Sim {
         match self.shared.access(&me, offset, bytes, write) {
             Ok(()) => Step::Go,
             Err(error) => {
-                let error = self.shared_error(error, offset, bytes, write, loc);
+                let at = Where {
+                    kernel: &self.kernel,
+                    block: self.block,
+                };
+                let error = self.shared.report(error, at, &me, offset, bytes, write);
                 self.fail(error)
             }
         }
     }
 
-    fn shared_error(
-        &self,
-        error: SharedError,
-        offset: usize,
-        bytes: usize,
-        write: bool,
-        loc: &'static Location<'static>,
-    ) -> SimError {
-        let (kernel, block, me) = (&self.kernel, self.block, ThreadName(self.current));
-        let (kind, message) = match error {
-            SharedError::OutOfRange => (
-                ErrorKind::OutOfBounds,
-                format!(
-                    "out-of-bounds shared memory access in kernel `{kernel}`, block {block}: {me} made a \
-                     {} of {bytes} bytes at byte offset {offset} at {loc}, past the end of the block's {} \
-                     bytes of dynamic shared memory",
-                    noun(write),
-                    self.shared.bytes()
-                ),
-            ),
-            SharedError::Uninitialized { word } => (
-                ErrorKind::UninitializedSharedRead,
-                format!(
-                    "read of uninitialized shared memory in kernel `{kernel}`, block {block}: {me} read \
-                     word {word} (byte {}) at {loc}, which no thread of this block has written (shared \
-                     memory holds garbage at the start of every block)",
-                    word * 4
-                ),
-            ),
-            SharedError::Race {
-                word,
-                earlier,
-                earlier_write,
-            } => (
-                ErrorKind::SharedRace,
-                format!(
-                    "data race on shared memory in kernel `{kernel}`, block {block}: {} {} word {word} \
-                     (byte {}) at {}, then {me} {} it at {loc} {}",
-                    ThreadName(earlier.thread.into()),
-                    verb(earlier_write),
-                    word * 4,
-                    earlier.loc,
-                    verb(write),
-                    unordered_why(earlier.warp() == self.current / WARP_SIZE)
-                ),
-            ),
-        };
-        SimError { kind, message }
-    }
-
-    /// The global memory and who the running thread is, to it.
+    /// The global memory, who the running thread is to it, and where it runs (for reports).
     fn global_accessor(
         &mut self,
         loc: &'static Location<'static>,
-    ) -> (&mut GlobalMemory, GlobalAccessor<'_>) {
+    ) -> (&mut GlobalMemory, GlobalAccessor<'_>, Where<'_>) {
         let thread = self.current as usize;
         let state = &self.threads[thread];
         let me = GlobalAccessor {
@@ -534,7 +469,11 @@ impl Sim {
             fence_epoch: state.fence_epoch,
             loc,
         };
-        (&mut self.global, me)
+        let at = Where {
+            kernel: &self.kernel,
+            block: self.block,
+        };
+        (&mut self.global, me, at)
     }
 
     fn global_access(
@@ -545,11 +484,11 @@ impl Sim {
         loc: &'static Location<'static>,
     ) -> Step {
         self.stats.global_accesses += 1;
-        let (global, me) = self.global_accessor(loc);
+        let (global, me, at) = self.global_accessor(loc);
         match global.access(&me, addr, bytes, write) {
             Ok(()) => Step::Go,
             Err(error) => {
-                let error = self.global_error(error, addr, bytes, GlobalOp::Plain { write }, loc);
+                let error = global.report(error, at, &me, addr, bytes, GlobalOp::Plain { write });
                 self.fail(error)
             }
         }
@@ -557,115 +496,12 @@ impl Sim {
 
     fn atomic(&mut self, addr: usize, loc: &'static Location<'static>) -> Step {
         self.stats.global_accesses += 1;
-        let (global, me) = self.global_accessor(loc);
+        let (global, me, at) = self.global_accessor(loc);
         match global.atomic(&me, addr) {
             Ok(()) => Step::Go,
             Err(error) => {
-                let error = self.global_error(error, addr, 4, GlobalOp::Atomic, loc);
+                let error = global.report(error, at, &me, addr, 4, GlobalOp::Atomic);
                 self.fail(error)
-            }
-        }
-    }
-
-    fn global_error(
-        &self,
-        error: GlobalError,
-        addr: usize,
-        bytes: usize,
-        op: GlobalOp,
-        loc: &'static Location<'static>,
-    ) -> SimError {
-        let (kernel, block, me) = (&self.kernel, self.block, ThreadName(self.current));
-        let access = format!(
-            "{me} made {} of {bytes} bytes at address {addr:#x} at {loc}",
-            op.with_article()
-        );
-        let out_of_bounds = |why: String| SimError {
-            kind: ErrorKind::OutOfBounds,
-            message: format!(
-                "out-of-bounds global memory access in kernel `{kernel}`, block {block}: {access}, {why}"
-            ),
-        };
-        match error {
-            GlobalError::NoRegion => {
-                let regions = self
-                    .global
-                    .regions()
-                    .iter()
-                    .map(|r| format!("`{}` {:#x}..{:#x}", r.name, r.addr, r.addr + r.bytes))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                out_of_bounds(format!(
-                    "which is in no buffer registered for this launch (regions: {regions})"
-                ))
-            }
-            GlobalError::PastEnd { region } => out_of_bounds(format!(
-                "which runs past the end of region `{}` ({} bytes at {:#x}; the access starts at its byte {})",
-                region.name,
-                region.bytes,
-                region.addr,
-                addr - region.addr
-            )),
-            GlobalError::Forbidden { region } => {
-                let why = match (region.access, op) {
-                    (Mode::ReadOnly, GlobalOp::Plain { .. }) => {
-                        "which this launch gives as read-only".to_string()
-                    }
-                    (Mode::Atomic, _) => "which this launch gives for atomics only".to_string(),
-                    (mode, _) => format!(
-                        "but atomics need a region given as Access::Atomic, and this one is {mode:?}"
-                    ),
-                };
-                out_of_bounds(format!("in region `{}`, {why}", region.name))
-            }
-            GlobalError::Misaligned { region } => out_of_bounds(format!(
-                "in region `{}`, at an address that is not a multiple of 4 as an atomic needs",
-                region.name
-            )),
-            GlobalError::Race {
-                region,
-                word_addr,
-                earlier,
-                earlier_write,
-            } => {
-                let GlobalOp::Plain { write } = op else {
-                    unreachable!("atomics do not race")
-                };
-                let word = format!(
-                    "the word at {word_addr:#x} (byte {} of region `{}`)",
-                    word_addr - region.addr,
-                    region.name
-                );
-                let message = if earlier.block == block {
-                    format!(
-                        "data race on global memory in kernel `{kernel}`, block {block}: {} {} {word} at {}, \
-                         then {me} {} it at {loc} {}",
-                        ThreadName(earlier.thread.into()),
-                        verb(earlier_write),
-                        earlier.loc,
-                        verb(write),
-                        unordered_why(
-                            u32::from(earlier.thread) / WARP_SIZE == self.current / WARP_SIZE
-                        )
-                    )
-                } else {
-                    format!(
-                        "data race on global memory in kernel `{kernel}`: block {}, {} {} {word} at {}, then \
-                         block {block}, {me} {} it at {loc}. Blocks run concurrently, and nothing orders these \
-                         accesses: the first thread must call thread_fence after its access and then update a \
-                         counter with an atomic, and the second block must read that counter with an atomic \
-                         (its other threads after a following sync_threads)",
-                        earlier.block,
-                        ThreadName(earlier.thread.into()),
-                        verb(earlier_write),
-                        earlier.loc,
-                        verb(write)
-                    )
-                };
-                SimError {
-                    kind: ErrorKind::GlobalRace,
-                    message,
-                }
             }
         }
     }
@@ -794,15 +630,6 @@ impl Sim {
                 ),
             }
         }
-    }
-}
-
-/// Why two accesses of the same block in the same epoch are not ordered.
-fn unordered_why(same_warp: bool) -> &'static str {
-    if same_warp {
-        "with no sync_threads or sync_warp between them"
-    } else {
-        "with no sync_threads between them (they are in different warps, so sync_warp cannot order them)"
     }
 }
 
