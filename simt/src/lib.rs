@@ -60,6 +60,7 @@
 //! it as a [`SimError`] whose message is a complete report (kernel, block, threads, words and
 //! source locations).
 
+mod driver;
 mod global;
 mod lanes;
 mod report;
@@ -201,7 +202,7 @@ pub fn launch(
     regions: &[Region],
     kernel: &dyn Fn(),
 ) -> Result<LaunchStats, SimError> {
-    sim::launch(kernel_name, config, regions, kernel)
+    driver::launch(kernel_name, config, regions, kernel)
 }
 
 /// `threadIdx.x`

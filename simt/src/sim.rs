@@ -1,6 +1,7 @@
-//! The runtime: the thread-local simulator state the device functions work on, the launch
-//! driver, the per-block scheduler of coroutine threads, and the reports about barriers,
-//! faults and panics (the memory checkers and the warp operations word their own).
+//! The simulator state: the thread-local state the device functions work on, what each of
+//! them does to it, how a block where nothing can run is resolved (barrier release or error),
+//! and the reports about barriers, faults and panics (the memory checkers and the warp
+//! operations word their own). The launch driver in `driver.rs` runs the threads.
 //!
 //! Borrowing discipline: the state lives in a thread-local `RefCell`, which device functions
 //! reach through the `RUNNING` pointer (set only while the scheduler has resumed a kernel
@@ -9,43 +10,28 @@
 //! suspends for good; the scheduler then stops and unwinds every suspended thread, so the next
 //! launch on the same OS thread starts clean.
 
-use crate::global::{GlobalAccessor, GlobalMemory, GlobalOp, sorted_regions};
+use crate::global::{GlobalAccessor, GlobalMemory, GlobalOp};
 use crate::lanes::WARP_SIZE;
 use crate::report::{ThreadName, Where, thread_set};
-use crate::rng::SplitMix64;
 use crate::shared::{Accessor, SharedMemory};
 use crate::warp::{Completed, WarpOp, WarpOpKind, Warps};
-use crate::{ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
+use crate::{ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, SimError};
 use core::any::Any;
 use core::cell::{Cell, RefCell};
 use core::fmt;
 use core::panic::Location;
 use core::sync::atomic::{AtomicU32, Ordering};
-use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
+use corosensei::Yielder;
 
-const MAX_BLOCK_DIM: u32 = 1024;
-const MAX_GRID_DIM: u32 = i32::MAX as u32;
-/// Hopper's largest dynamic shared memory per block.
-const MAX_SHARED_BYTES: usize = 227 * 1024;
-/// Kernel code is shallow, but a panic's formatting runs on the coroutine stack too. Only the
-/// touched pages cost memory.
-const STACK_BYTES: usize = 128 * 1024;
-
-type ThreadYielder = Yielder<(), ()>;
-type KernelThread<'a> = Coroutine<(), (), (), &'a mut DefaultStack>;
+pub(crate) type ThreadYielder = Yielder<(), ()>;
 
 thread_local! {
     /// This OS thread's simulator state, reused by its launches.
-    static SIM: RefCell<Sim> = const { RefCell::new(Sim::new()) };
+    pub(crate) static SIM: RefCell<Sim> = const { RefCell::new(Sim::new()) };
     /// `SIM` while a kernel thread runs on this OS thread, else null. Device functions go
     /// through this plain pointer: reading it is one load, where `SIM` (which has a destructor)
     /// checks its registration state on every access.
-    static RUNNING: Cell<*const RefCell<Sim>> = const { Cell::new(core::ptr::null()) };
-    /// Coroutine stacks, reused by every block of every launch on this OS thread.
-    static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+    pub(crate) static RUNNING: Cell<*const RefCell<Sim>> = const { Cell::new(core::ptr::null()) };
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,9 +73,9 @@ enum Step {
 }
 
 /// A panic of a kernel thread, as the panic hook saw it.
-struct CaughtPanic {
-    message: String,
-    location: Option<String>,
+pub(crate) struct CaughtPanic {
+    pub message: String,
+    pub location: Option<String>,
 }
 
 pub(crate) struct Sim {
@@ -372,7 +358,7 @@ impl Sim {
         }
     }
 
-    fn begin_launch(
+    pub(crate) fn begin_launch(
         &mut self,
         name: &str,
         config: &LaunchConfig,
@@ -394,7 +380,7 @@ impl Sim {
         Ok(())
     }
 
-    fn begin_block(&mut self, block: u32) {
+    pub(crate) fn begin_block(&mut self, block: u32) {
         let threads = self.block_dim as usize;
         self.block = block;
         self.block_serial += 1;
@@ -415,9 +401,8 @@ impl Sim {
         self.shared.begin_epoch();
     }
 
-    fn end_launch(&mut self) -> Result<LaunchStats, SimError> {
-        self.launching = false;
-        self.aborting = false;
+    pub(crate) fn end_launch(&mut self) -> Result<LaunchStats, SimError> {
+        self.abandon_launch();
         match self.error.take() {
             Some(error) => Err(error),
             None => Ok(self.stats),
@@ -506,7 +491,7 @@ impl Sim {
         }
     }
 
-    fn thread_exited(&mut self, thread: u32) {
+    pub(crate) fn thread_exited(&mut self, thread: u32) {
         self.threads[thread as usize].state = State::Exited;
         let at = Where {
             kernel: &self.kernel,
@@ -522,7 +507,7 @@ impl Sim {
         }
     }
 
-    fn thread_panicked(&mut self, thread: u32, payload: &(dyn Any + Send)) {
+    pub(crate) fn thread_panicked(&mut self, thread: u32, payload: &(dyn Any + Send)) {
         self.threads[thread as usize].state = State::Exited;
         let caught = self.panic.take();
         let message = match &caught {
@@ -543,6 +528,50 @@ impl Sim {
             ),
         };
         self.record_error(error);
+    }
+
+    /// Ends the launch whatever state it is in, so that the next one can start.
+    pub(crate) fn abandon_launch(&mut self) {
+        self.launching = false;
+        self.aborting = false;
+    }
+
+    /// An error was recorded: the launch is ending.
+    pub(crate) fn is_aborting(&self) -> bool {
+        self.aborting
+    }
+
+    /// The coroutine of `thread` has started and suspends through `yielder`.
+    pub(crate) fn set_yielder(&mut self, thread: usize, yielder: *const ThreadYielder) {
+        self.threads[thread].yielder = yielder;
+    }
+
+    /// A kernel thread panicked; its report will say this.
+    pub(crate) fn caught_panic(&mut self, caught: CaughtPanic) {
+        self.panic = Some(caught);
+    }
+
+    /// Makes `thread` the running thread, unless it is not runnable (any more).
+    pub(crate) fn switch_to(&mut self, thread: u32) -> bool {
+        if !matches!(self.threads[thread as usize].state, State::Runnable) {
+            return false;
+        }
+        self.current = thread;
+        true
+    }
+
+    /// Moves the threads to run next into `round` (in no particular order); when none were
+    /// released, first finds out why.
+    pub(crate) fn next_round(&mut self, round: &mut Vec<u32>) -> Stuck {
+        if self.released.is_empty() {
+            match self.resolve_stuck() {
+                Stuck::Released => {}
+                stuck => return stuck,
+            }
+        }
+        round.clear();
+        core::mem::swap(round, &mut self.released);
+        Stuck::Released
     }
 
     /// Nothing is runnable: the block is done, or a barrier is released, or it is stuck.
@@ -643,236 +672,12 @@ fn payload_message(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
-enum Stuck {
+/// Where a block stands when nothing released is left to run.
+pub(crate) enum Stuck {
+    /// Every thread has exited.
     Finished,
+    /// A barrier was released: the next round can start.
     Released,
+    /// The block cannot go on; the error is recorded.
     Failed,
-}
-
-/// Captures the message and location of panics of kernel threads for the report (the default
-/// hook would print them to stderr); panics anywhere else go to the hook installed before.
-fn install_panic_hook() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            let running = RUNNING.try_with(Cell::get).unwrap_or(core::ptr::null());
-            // SAFETY: as in `with_thread`.
-            let captured = unsafe { running.as_ref() }
-                .map(|cell| match cell.try_borrow_mut() {
-                    Ok(mut sim) => {
-                        let message = info
-                            .payload_as_str()
-                            .unwrap_or("a panic with a payload that is not a string");
-                        let location = info.location().map(|loc| loc.to_string());
-                        sim.panic = Some(CaughtPanic {
-                            message: message.to_string(),
-                            location,
-                        });
-                        true
-                    }
-                    Err(_) => false,
-                })
-                .unwrap_or(false);
-            if !captured {
-                previous(info);
-            }
-        }));
-    });
-}
-
-fn validate(config: &LaunchConfig) -> Result<(), String> {
-    if !(1..=MAX_BLOCK_DIM).contains(&config.block_dim) {
-        return Err(format!(
-            "block_dim is {}, but a block has 1 to {MAX_BLOCK_DIM} threads",
-            config.block_dim
-        ));
-    }
-    if !(1..=MAX_GRID_DIM).contains(&config.grid_dim) {
-        return Err(format!(
-            "grid_dim is {}, but a grid has 1 to {MAX_GRID_DIM} blocks",
-            config.grid_dim
-        ));
-    }
-    if config.shared_bytes > MAX_SHARED_BYTES {
-        return Err(format!(
-            "{} bytes of dynamic shared memory per block asked for, but a block can have at most \
-             {MAX_SHARED_BYTES} (227 KiB)",
-            config.shared_bytes
-        ));
-    }
-    Ok(())
-}
-
-/// Ends the launch state even if the scheduler itself panics, so the next launch can start.
-struct LaunchGuard<'a>(&'a RefCell<Sim>);
-
-impl Drop for LaunchGuard<'_> {
-    fn drop(&mut self) {
-        RUNNING.set(core::ptr::null());
-        if let Ok(mut sim) = self.0.try_borrow_mut() {
-            sim.launching = false;
-            sim.aborting = false;
-        }
-    }
-}
-
-/// This OS thread's stacks, taken for a launch and given back when it ends.
-struct Stacks(Vec<DefaultStack>);
-
-impl Stacks {
-    fn take(count: usize) -> std::io::Result<Self> {
-        let mut stacks = Self(STACKS.with(|pool| core::mem::take(&mut *pool.borrow_mut())));
-        while stacks.0.len() < count {
-            stacks.0.push(DefaultStack::new(STACK_BYTES)?);
-        }
-        Ok(stacks)
-    }
-}
-
-impl Drop for Stacks {
-    fn drop(&mut self) {
-        let stacks = core::mem::take(&mut self.0);
-        let _ = STACKS.try_with(|pool| *pool.borrow_mut() = stacks);
-    }
-}
-
-pub(crate) fn launch(
-    name: &str,
-    config: &LaunchConfig,
-    regions: &[Region],
-    kernel: &dyn Fn(),
-) -> Result<LaunchStats, SimError> {
-    let invalid = |why: String| SimError {
-        kind: ErrorKind::InvalidLaunch,
-        message: format!("invalid launch of kernel `{name}`: {why}"),
-    };
-    validate(config).map_err(invalid)?;
-    let regions = sorted_regions(regions).map_err(invalid)?;
-    install_panic_hook();
-    // SAFETY: `SIM` lives until this OS thread ends, after this call.
-    let sim = unsafe { &*SIM.with(|cell| cell as *const RefCell<Sim>) };
-    sim.borrow_mut()
-        .begin_launch(name, config, regions)
-        .map_err(invalid)?;
-    let _guard = LaunchGuard(sim);
-    let mut stacks = Stacks::take(config.block_dim as usize)
-        .map_err(|error| invalid(format!("cannot allocate the coroutine stacks: {error}")))?;
-    let stacks = &mut stacks.0[..config.block_dim as usize];
-
-    let mut rng = match config.schedule {
-        Schedule::InOrder => None,
-        Schedule::Shuffled { seed } => Some(SplitMix64::new(seed)),
-    };
-    let order = rng.as_mut().map(|rng| {
-        let mut order: Vec<u32> = (0..config.grid_dim).collect();
-        rng.shuffle(&mut order);
-        order
-    });
-    let mut round = Vec::with_capacity(stacks.len());
-    for index in 0..config.grid_dim {
-        let block = order.as_ref().map_or(index, |order| order[index as usize]);
-        sim.borrow_mut().begin_block(block);
-        if !run_block(sim, kernel, stacks, &mut round, rng.as_mut()) {
-            break;
-        }
-    }
-    sim.borrow_mut().end_launch()
-}
-
-/// Runs one block to its end; false when the launch failed.
-fn run_block(
-    sim: &RefCell<Sim>,
-    kernel: &dyn Fn(),
-    stacks: &mut [DefaultStack],
-    round: &mut Vec<u32>,
-    rng: Option<&mut SplitMix64>,
-) -> bool {
-    let mut threads: Vec<KernelThread<'_>> = stacks
-        .iter_mut()
-        .enumerate()
-        .map(|(thread, stack)| {
-            let body = move |yielder: &ThreadYielder, ()| {
-                with_thread("launch", |sim| sim.threads[thread].yielder = yielder);
-                kernel();
-            };
-            // SAFETY: the coroutine borrows `kernel` and `stack`, which outlive this function,
-            // and every coroutine is run to completion or unwound (`unwind`) and dropped before
-            // it returns (or, if it unwinds, by the drop of `threads`).
-            unsafe { Coroutine::with_stack_unchecked(stack, body) }
-        })
-        .collect();
-    let finished = schedule(sim, &mut threads, round, rng);
-    if !finished {
-        unwind(sim, &mut threads);
-    }
-    finished
-}
-
-/// Resumes runnable threads, round after round, until the block ends (true) or fails.
-fn schedule(
-    sim: &RefCell<Sim>,
-    threads: &mut [KernelThread<'_>],
-    round: &mut Vec<u32>,
-    mut rng: Option<&mut SplitMix64>,
-) -> bool {
-    loop {
-        {
-            let mut sim = sim.borrow_mut();
-            let stuck = if sim.released.is_empty() {
-                sim.resolve_stuck()
-            } else {
-                Stuck::Released
-            };
-            match stuck {
-                Stuck::Finished => return true,
-                Stuck::Failed => return false,
-                Stuck::Released => {}
-            }
-            round.clear();
-            core::mem::swap(round, &mut sim.released);
-        }
-        match rng.as_deref_mut() {
-            None => round.sort_unstable(),
-            Some(rng) => rng.shuffle(round),
-        }
-        for &thread in round.iter() {
-            {
-                let mut sim = sim.borrow_mut();
-                if !matches!(sim.threads[thread as usize].state, State::Runnable) {
-                    continue;
-                }
-                sim.current = thread;
-            }
-            RUNNING.set(sim);
-            let result =
-                panic::catch_unwind(AssertUnwindSafe(|| threads[thread as usize].resume(())));
-            RUNNING.set(core::ptr::null());
-            let mut sim = sim.borrow_mut();
-            match result {
-                Ok(CoroutineResult::Yield(())) => {}
-                Ok(CoroutineResult::Return(())) => sim.thread_exited(thread),
-                Err(payload) => sim.thread_panicked(thread, &*payload),
-            }
-            if sim.aborting {
-                return false;
-            }
-        }
-    }
-}
-
-/// Unwinds the threads still suspended in a failed block, dropping what is on their stacks.
-/// Device functions they call meanwhile suspend again, which continues the unwinding.
-fn unwind(sim: &RefCell<Sim>, threads: &mut [KernelThread<'_>]) {
-    for (thread, coroutine) in threads.iter_mut().enumerate() {
-        if coroutine.done() {
-            continue;
-        }
-        sim.borrow_mut().current = thread as u32;
-        RUNNING.set(sim);
-        // A panic of the kernel's own drop code is not a simulator result; the launch has
-        // failed already.
-        let _ = panic::catch_unwind(AssertUnwindSafe(|| coroutine.force_unwind()));
-        RUNNING.set(core::ptr::null());
-    }
 }
