@@ -9,7 +9,7 @@
 use crate::global::sorted_regions;
 use crate::rng::SplitMix64;
 use crate::sim::{CaughtPanic, RUNNING, SIM, Sim, Stuck, ThreadYielder, with_thread};
-use crate::{ErrorKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
+use crate::types::{ErrorKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
 use core::cell::{Cell, RefCell};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};

@@ -9,7 +9,7 @@
 
 use crate::lanes::{LaneClocks, WARP_SIZE};
 use crate::report::{ThreadName, Where, unordered_why, verb};
-use crate::{Access as Mode, ErrorKind, Region, SimError};
+use crate::types::{Access as Mode, ErrorKind, Region, SimError};
 use core::hash::{BuildHasherDefault, Hasher};
 use core::panic::Location;
 use std::collections::HashMap;

@@ -8,7 +8,7 @@
 
 use crate::lanes::{LaneClocks, WARP_SIZE};
 use crate::report::{ThreadName, Where, noun, unordered_why, verb};
-use crate::{ErrorKind, SimError};
+use crate::types::{ErrorKind, SimError};
 use core::panic::Location;
 
 /// One access as the race checks remember it.

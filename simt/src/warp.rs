@@ -10,7 +10,7 @@
 
 use crate::lanes::{LaneClocks, WARP_SIZE};
 use crate::report::{ThreadName, Where};
-use crate::{ErrorKind, SimError};
+use crate::types::{ErrorKind, SimError};
 use core::panic::Location;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
