@@ -1,13 +1,15 @@
 //! Global memory: the regions registered for a launch, the race checks on `ReadWrite` words
 //! (within a block as in shared memory, between blocks through fence + atomic release and
-//! acquire; see the crate docs), and the atomics' bookkeeping.
+//! acquire; see the crate docs), the atomics' bookkeeping, and the reports of what the checks
+//! find.
 //!
 //! Global accesses are far fewer than shared ones in the kernels this crate checks, so per-word
 //! state lives in a hash map keyed by word address (only words actually touched cost memory),
 //! and the region of an access is found by a last-hit cache and a binary search.
 
-use crate::warp::{LaneClocks, WARP_SIZE};
-use crate::{Access as Mode, Region};
+use crate::lanes::{LaneClocks, WARP_SIZE};
+use crate::report::{ThreadName, Where, unordered_why, verb};
+use crate::types::{Access as Mode, ErrorKind, Region, SimError};
 use core::hash::{BuildHasherDefault, Hasher};
 use core::panic::Location;
 use std::collections::HashMap;
@@ -98,6 +100,24 @@ pub(crate) enum GlobalError {
         earlier: GlobalAccess,
         earlier_write: bool,
     },
+}
+
+/// Which kind of global access a report is about.
+#[derive(Clone, Copy)]
+pub(crate) enum GlobalOp {
+    Plain { write: bool },
+    Atomic,
+}
+
+impl GlobalOp {
+    /// "a read", "a write", "an atomic".
+    fn with_article(self) -> &'static str {
+        match self {
+            GlobalOp::Plain { write: false } => "a read",
+            GlobalOp::Plain { write: true } => "a write",
+            GlobalOp::Atomic => "an atomic",
+        }
+    }
 }
 
 /// An atomic by a thread that had fenced: it releases the thread's accesses before its latest
@@ -196,11 +216,6 @@ impl GlobalMemory {
 
     pub(crate) fn begin_block(&mut self) {
         self.acquisitions.clear();
-    }
-
-    /// The regions, for reports.
-    pub(crate) fn regions(&self) -> &[Region] {
-        &self.regions
     }
 
     /// The region that holds all `bytes` bytes at `addr`.
@@ -383,5 +398,111 @@ impl GlobalMemory {
             }
         }
         Ok(())
+    }
+
+    /// The report of `error`, which `accessor` ran into making `op` on `bytes` bytes at `addr`.
+    pub(crate) fn report(
+        &self,
+        error: GlobalError,
+        at: Where<'_>,
+        accessor: &GlobalAccessor<'_>,
+        addr: usize,
+        bytes: usize,
+        op: GlobalOp,
+    ) -> SimError {
+        let (kernel, block, loc) = (at.kernel, at.block, accessor.loc);
+        let me = ThreadName(accessor.thread.into());
+        let access = format!(
+            "{me} made {} of {bytes} bytes at address {addr:#x} at {loc}",
+            op.with_article()
+        );
+        let out_of_bounds = |why: String| SimError {
+            kind: ErrorKind::OutOfBounds,
+            message: format!(
+                "out-of-bounds global memory access in kernel `{kernel}`, block {block}: {access}, {why}"
+            ),
+        };
+        match error {
+            GlobalError::NoRegion => {
+                let regions = self
+                    .regions
+                    .iter()
+                    .map(|r| format!("`{}` {:#x}..{:#x}", r.name, r.addr, r.addr + r.bytes))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                out_of_bounds(format!(
+                    "which is in no buffer registered for this launch (regions: {regions})"
+                ))
+            }
+            GlobalError::PastEnd { region } => out_of_bounds(format!(
+                "which runs past the end of region `{}` ({} bytes at {:#x}; the access starts at its byte {})",
+                region.name,
+                region.bytes,
+                region.addr,
+                addr - region.addr
+            )),
+            GlobalError::Forbidden { region } => {
+                let why = match (region.access, op) {
+                    (Mode::ReadOnly, GlobalOp::Plain { .. }) => {
+                        "which this launch gives as read-only".to_string()
+                    }
+                    (Mode::Atomic, _) => "which this launch gives for atomics only".to_string(),
+                    (mode, _) => format!(
+                        "but atomics need a region given as Access::Atomic, and this one is {mode:?}"
+                    ),
+                };
+                out_of_bounds(format!("in region `{}`, {why}", region.name))
+            }
+            GlobalError::Misaligned { region } => out_of_bounds(format!(
+                "in region `{}`, at an address that is not a multiple of 4 as an atomic needs",
+                region.name
+            )),
+            GlobalError::Race {
+                region,
+                word_addr,
+                earlier,
+                earlier_write,
+            } => {
+                let GlobalOp::Plain { write } = op else {
+                    unreachable!("atomics do not race")
+                };
+                let word = format!(
+                    "the word at {word_addr:#x} (byte {} of region `{}`)",
+                    word_addr - region.addr,
+                    region.name
+                );
+                let message = if earlier.block == block {
+                    format!(
+                        "data race on global memory in kernel `{kernel}`, block {block}: {} {} {word} at {}, \
+                         then {me} {} it at {loc} {}",
+                        ThreadName(earlier.thread.into()),
+                        verb(earlier_write),
+                        earlier.loc,
+                        verb(write),
+                        unordered_why(
+                            u32::from(earlier.thread) / WARP_SIZE
+                                == u32::from(accessor.thread) / WARP_SIZE
+                        )
+                    )
+                } else {
+                    format!(
+                        "data race on global memory in kernel `{kernel}`: block {}, {} {} {word} at {}, then \
+                         block {block}, {me} {} it at {loc}. Blocks run concurrently, and nothing orders these \
+                         accesses: the first thread must call thread_fence after its access and then update a \
+                         counter with an atomic, and the second block must read that counter with an atomic \
+                         (its other threads after a following sync_threads)",
+                        earlier.block,
+                        ThreadName(earlier.thread.into()),
+                        verb(earlier_write),
+                        earlier.loc,
+                        verb(write)
+                    )
+                };
+                SimError {
+                    kind: ErrorKind::GlobalRace,
+                    message,
+                }
+            }
+        }
     }
 }

@@ -60,116 +60,21 @@
 //! it as a [`SimError`] whose message is a complete report (kernel, block, threads, words and
 //! source locations).
 
+mod driver;
 mod global;
+mod lanes;
 mod report;
 mod rng;
 mod shared;
 mod sim;
+mod types;
 mod warp;
 
+pub use types::{
+    Access, ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError,
+};
+
 use core::fmt;
-
-/// How the threads of a block are interleaved.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Schedule {
-    /// Thread 0, 1, 2, … each run until it blocks (barrier, warp op) or ends. Deterministic.
-    #[default]
-    InOrder,
-    /// A permutation drawn from the seed at every scheduling round (and the block order too).
-    Shuffled { seed: u64 },
-}
-
-/// The launch: a 1-D grid of 1-D blocks.
-#[derive(Clone, Copy, Debug)]
-pub struct LaunchConfig {
-    pub grid_dim: u32,
-    pub block_dim: u32,
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: usize,
-    pub schedule: Schedule,
-}
-
-/// How a launch may use a host buffer that stands for global memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    ReadOnly,
-    ReadWrite,
-    /// Touched only through the atomics.
-    Atomic,
-}
-
-/// A host buffer that stands for global memory during one launch.
-#[derive(Clone, Copy, Debug)]
-pub struct Region {
-    pub name: &'static str,
-    pub addr: usize,
-    pub bytes: usize,
-    pub access: Access,
-}
-
-impl Region {
-    /// The memory of `buffer` as a region. The region only records the address range: the
-    /// caller keeps the buffer alive, and unaliased by the host, for the launch.
-    pub fn of_slice<T>(name: &'static str, buffer: &[T], access: Access) -> Self {
-        Self {
-            name,
-            addr: buffer.as_ptr() as usize,
-            bytes: size_of_val(buffer),
-            access,
-        }
-    }
-}
-
-/// Counts of what one launch did.
-///
-/// `barriers`, `warp_syncs` and `shuffles` count completed block- or warp-wide operations
-/// (one per barrier release, one per group of lanes); the access counts are per thread, and
-/// `global_accesses` includes the atomics.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LaunchStats {
-    pub blocks: u64,
-    pub threads: u64,
-    pub barriers: u64,
-    pub warp_syncs: u64,
-    pub shuffles: u64,
-    pub shared_accesses: u64,
-    pub global_accesses: u64,
-}
-
-/// A bug the simulator found. `Display` gives a complete, one-paragraph report.
-#[derive(Clone, Debug)]
-pub struct SimError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    SharedRace,
-    GlobalRace,
-    /// An access outside the memory the launch gives the kernel for it: outside the block's
-    /// shared memory or every region, or of a kind its region does not allow (a write to a
-    /// `ReadOnly` region, a plain access to an `Atomic` one, an atomic elsewhere).
-    OutOfBounds,
-    UninitializedSharedRead,
-    BarrierNotReached,
-    DivergentBarrier,
-    /// A warp operation whose mask leaves out the caller, whose lanes disagree on the mask, or
-    /// (shuffles) whose width is not a power of two up to 32.
-    InvalidWarpMask,
-    InactiveShuffleSource,
-    Deadlock,
-    Fault,
-    Panic,
-    InvalidLaunch,
-}
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for SimError {}
 
 /// Runs `kernel` once per thread of the grid `config` describes, with `regions` as the global
 /// memory it may touch, and returns what it did or the first bug found.
@@ -179,7 +84,7 @@ pub fn launch(
     regions: &[Region],
     kernel: &dyn Fn(),
 ) -> Result<LaunchStats, SimError> {
-    sim::launch(kernel_name, config, regions, kernel)
+    driver::launch(kernel_name, config, regions, kernel)
 }
 
 /// `threadIdx.x`
@@ -205,7 +110,7 @@ pub fn grid_dim_x() -> u32 {
 /// `%laneid`: `threadIdx.x % 32`.
 #[track_caller]
 pub fn lane_id() -> u32 {
-    sim::with_thread("lane_id", |sim| sim.current % warp::WARP_SIZE)
+    sim::with_thread("lane_id", |sim| sim.current % lanes::WARP_SIZE)
 }
 
 /// `__syncthreads()`: blocks until every thread of the block waits here (the same call site).
@@ -269,10 +174,9 @@ pub fn global_access(addr: usize, bytes: usize, write: bool) {
     sim::global_access(addr, bytes, write, core::panic::Location::caller())
 }
 
-/// The kernel found an error and stops (`trap` on the GPU): the launch fails with
-/// [`ErrorKind::OutOfBounds`] when `message` starts with "out-of-bounds", else
-/// [`ErrorKind::Fault`].
+/// The kernel found an error and stops (`trap` on the GPU): the launch fails with the
+/// [`ErrorKind`] of `kind` and a report that ends with `message`.
 #[track_caller]
-pub fn fault(message: fmt::Arguments<'_>) -> ! {
-    sim::fault(message, core::panic::Location::caller())
+pub fn fault(kind: FaultKind, message: fmt::Arguments<'_>) -> ! {
+    sim::fault(kind, message, core::panic::Location::caller())
 }

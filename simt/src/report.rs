@@ -2,6 +2,13 @@
 
 use core::fmt;
 
+/// The kernel and block a report is about.
+#[derive(Clone, Copy)]
+pub(crate) struct Where<'a> {
+    pub kernel: &'a str,
+    pub block: u32,
+}
+
 /// "thread 16 (warp 0, lane 16)"
 pub(crate) struct ThreadName(pub u32);
 
@@ -20,6 +27,15 @@ pub(crate) fn verb(write: bool) -> &'static str {
 /// "read" or "write".
 pub(crate) fn noun(write: bool) -> &'static str {
     if write { "write" } else { "read" }
+}
+
+/// Why two accesses of the same block in the same epoch are not ordered.
+pub(crate) fn unordered_why(same_warp: bool) -> &'static str {
+    if same_warp {
+        "with no sync_threads or sync_warp between them"
+    } else {
+        "with no sync_threads between them (they are in different warps, so sync_warp cannot order them)"
+    }
 }
 
 /// A set of thread indices (ascending) as ranges: "thread 5", "threads 0-31, 40 (33 threads)".

@@ -1,11 +1,14 @@
-//! A block's dynamic shared memory: the buffer the kernel reads and writes, and per 4-byte word
-//! what the race and initialisation checks need (see the crate docs for the model).
+//! A block's dynamic shared memory: the buffer the kernel reads and writes, per 4-byte word
+//! what the race and initialisation checks need (see the crate docs for the model), and the
+//! reports of what they find.
 //!
 //! The per-word state is a `Vec` indexed by word and tagged with the block and the barrier
 //! epoch it describes, so starting a block or releasing a barrier resets it lazily (in O(1))
 //! instead of clearing the table.
 
-use crate::warp::{LaneClocks, WARP_SIZE};
+use crate::lanes::{LaneClocks, WARP_SIZE};
+use crate::report::{ThreadName, Where, noun, unordered_why, verb};
+use crate::types::{ErrorKind, SimError};
 use core::panic::Location;
 
 /// One access as the race checks remember it.
@@ -248,6 +251,60 @@ impl SharedMemory {
             state.lanes = self.lane_reads.len() as u32;
             self.lane_reads.push(lanes);
         }
+    }
+
+    /// The report of `error`, which `accessor` ran into making an access of `bytes` bytes at
+    /// `offset`.
+    pub(crate) fn report(
+        &self,
+        error: SharedError,
+        at: Where<'_>,
+        accessor: &Accessor<'_>,
+        offset: usize,
+        bytes: usize,
+        write: bool,
+    ) -> SimError {
+        let (kernel, block, loc) = (at.kernel, at.block, accessor.loc);
+        let me = ThreadName(accessor.thread.into());
+        let (kind, message) = match error {
+            SharedError::OutOfRange => (
+                ErrorKind::OutOfBounds,
+                format!(
+                    "out-of-bounds shared memory access in kernel `{kernel}`, block {block}: {me} made a \
+                     {} of {bytes} bytes at byte offset {offset} at {loc}, past the end of the block's {} \
+                     bytes of dynamic shared memory",
+                    noun(write),
+                    self.bytes()
+                ),
+            ),
+            SharedError::Uninitialized { word } => (
+                ErrorKind::UninitializedSharedRead,
+                format!(
+                    "read of uninitialized shared memory in kernel `{kernel}`, block {block}: {me} read \
+                     word {word} (byte {}) at {loc}, which no thread of this block has written (shared \
+                     memory holds garbage at the start of every block)",
+                    word * 4
+                ),
+            ),
+            SharedError::Race {
+                word,
+                earlier,
+                earlier_write,
+            } => (
+                ErrorKind::SharedRace,
+                format!(
+                    "data race on shared memory in kernel `{kernel}`, block {block}: {} {} word {word} \
+                     (byte {}) at {}, then {me} {} it at {loc} {}",
+                    ThreadName(earlier.thread.into()),
+                    verb(earlier_write),
+                    word * 4,
+                    earlier.loc,
+                    verb(write),
+                    unordered_why(earlier.warp() == accessor.warp())
+                ),
+            ),
+        };
+        SimError { kind, message }
     }
 }
 

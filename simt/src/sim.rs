@@ -1,5 +1,7 @@
-//! The runtime: the thread-local simulator state the device functions work on, the launch
-//! driver, the per-block scheduler of coroutine threads, and the wording of most reports.
+//! The simulator state: the thread-local state the device functions work on, what each of
+//! them does to it, how a block where nothing can run is resolved (barrier release or error),
+//! and the reports about barriers, faults and panics (the memory checkers and the warp
+//! operations word their own). The launch driver in `driver.rs` runs the threads.
 //!
 //! Borrowing discipline: the state lives in a thread-local `RefCell`, which device functions
 //! reach through the `RUNNING` pointer (set only while the scheduler has resumed a kernel
@@ -8,62 +10,47 @@
 //! suspends for good; the scheduler then stops and unwinds every suspended thread, so the next
 //! launch on the same OS thread starts clean.
 
-use crate::global::{GlobalAccessor, GlobalError, GlobalMemory, sorted_regions};
-use crate::report::{ThreadName, noun, thread_set, verb};
-use crate::rng::SplitMix64;
-use crate::shared::{Accessor, SharedError, SharedMemory};
-use crate::warp::{LaneClocks, WARP_SIZE, Warp, WarpOp, WarpOpKind};
-use crate::{Access as Mode, ErrorKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
+use crate::global::{GlobalAccessor, GlobalMemory, GlobalOp};
+use crate::lanes::WARP_SIZE;
+use crate::report::{ThreadName, Where, thread_set};
+use crate::shared::{Accessor, SharedMemory};
+use crate::types::{ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, SimError};
+use crate::warp::{Completed, WarpOp, WarpOpKind, Warps};
 use core::any::Any;
 use core::cell::{Cell, RefCell};
 use core::fmt;
 use core::panic::Location;
 use core::sync::atomic::{AtomicU32, Ordering};
-use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
+use corosensei::Yielder;
 
-const MAX_BLOCK_DIM: u32 = 1024;
-const MAX_GRID_DIM: u32 = i32::MAX as u32;
-/// Hopper's largest dynamic shared memory per block.
-const MAX_SHARED_BYTES: usize = 227 * 1024;
-/// Kernel code is shallow, but a panic's formatting runs on the coroutine stack too. Only the
-/// touched pages cost memory.
-const STACK_BYTES: usize = 128 * 1024;
-
-type ThreadYielder = Yielder<(), ()>;
-type KernelThread<'a> = Coroutine<(), (), (), &'a mut DefaultStack>;
+pub(crate) type ThreadYielder = Yielder<(), ()>;
 
 thread_local! {
     /// This OS thread's simulator state, reused by its launches.
-    static SIM: RefCell<Sim> = const { RefCell::new(Sim::new()) };
+    pub(crate) static SIM: RefCell<Sim> = const { RefCell::new(Sim::new()) };
     /// `SIM` while a kernel thread runs on this OS thread, else null. Device functions go
     /// through this plain pointer: reading it is one load, where `SIM` (which has a destructor)
     /// checks its registration state on every access.
-    static RUNNING: Cell<*const RefCell<Sim>> = const { Cell::new(core::ptr::null()) };
-    /// Coroutine stacks, reused by every block of every launch on this OS thread.
-    static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+    pub(crate) static RUNNING: Cell<*const RefCell<Sim>> = const { Cell::new(core::ptr::null()) };
 }
 
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum State {
+enum State {
     Runnable,
     AtBarrier(&'static Location<'static>),
-    AtWarpOp(WarpOp),
+    /// Exactly while `Sim::warps` holds the thread's pending operation.
+    AtWarpOp,
     Exited,
 }
 
 #[derive(Clone, Copy)]
-pub(crate) struct Thread {
-    pub state: State,
+struct Thread {
+    state: State,
     /// Set when the thread starts; valid until its coroutine returns.
     yielder: *const ThreadYielder,
     fences: u32,
     /// The epoch of the latest fence (0: none yet).
     fence_epoch: u64,
-    /// The result of the thread's latest shuffle.
-    pub shuffled: (u64, bool),
 }
 
 impl Thread {
@@ -72,12 +59,11 @@ impl Thread {
         yielder: core::ptr::null(),
         fences: 0,
         fence_epoch: 0,
-        shuffled: (0, false),
     };
 }
 
 /// What a device function does once it has updated the state.
-pub(crate) enum Step {
+enum Step {
     /// Carry on.
     Go,
     /// Suspend until the scheduler resumes the thread.
@@ -87,16 +73,16 @@ pub(crate) enum Step {
 }
 
 /// A panic of a kernel thread, as the panic hook saw it.
-struct CaughtPanic {
-    message: String,
-    location: Option<String>,
+pub(crate) struct CaughtPanic {
+    pub message: String,
+    pub location: Option<String>,
 }
 
 pub(crate) struct Sim {
     launching: bool,
     /// An error was recorded; the launch is ending.
     aborting: bool,
-    pub kernel: String,
+    kernel: String,
     pub grid_dim: u32,
     pub block_dim: u32,
     pub block: u32,
@@ -106,14 +92,13 @@ pub(crate) struct Sim {
     block_serial: u64,
     /// The barrier epoch, increasing across blocks and launches.
     epoch: u64,
-    pub threads: Vec<Thread>,
-    pub warps: Vec<Warp>,
-    pub clocks: Vec<LaneClocks>,
+    threads: Vec<Thread>,
+    warps: Warps,
     /// Threads made runnable by others (barrier release, warp operation): the next round.
-    pub released: Vec<u32>,
+    released: Vec<u32>,
     pub shared: SharedMemory,
     global: GlobalMemory,
-    pub stats: LaunchStats,
+    stats: LaunchStats,
     error: Option<SimError>,
     panic: Option<CaughtPanic>,
 }
@@ -215,9 +200,7 @@ pub(crate) fn shuffle_down(
             width,
         })
     }));
-    with_thread("shuffle_down", |sim| {
-        sim.threads[sim.current as usize].shuffled
-    })
+    with_thread("shuffle_down", |sim| sim.warps.shuffled(sim.current))
 }
 
 #[track_caller]
@@ -271,17 +254,16 @@ pub(crate) fn global_access(
 }
 
 #[track_caller]
-pub(crate) fn fault(message: fmt::Arguments<'_>, loc: &'static Location<'static>) -> ! {
+pub(crate) fn fault(
+    kind: FaultKind,
+    message: fmt::Arguments<'_>,
+    loc: &'static Location<'static>,
+) -> ! {
     // Formatted before borrowing the state: the message's `Display` impls may ask for indices.
     let message = message.to_string();
     finish(device_op("fault", |sim| {
-        let kind = if message.starts_with("out-of-bounds") {
-            ErrorKind::OutOfBounds
-        } else {
-            ErrorKind::Fault
-        };
         let error = SimError {
-            kind,
+            kind: kind.error_kind(),
             message: format!(
                 "kernel `{}` faulted in block {}, {} at {loc}: {message}",
                 sim.kernel,
@@ -292,24 +274,6 @@ pub(crate) fn fault(message: fmt::Arguments<'_>, loc: &'static Location<'static>
         sim.fail(error)
     }));
     unreachable!("simt: a faulted kernel thread was resumed");
-}
-
-/// Which kind of global access a report is about.
-#[derive(Clone, Copy)]
-enum GlobalOp {
-    Plain { write: bool },
-    Atomic,
-}
-
-impl GlobalOp {
-    /// "a read", "a write", "an atomic".
-    fn with_article(self) -> &'static str {
-        match self {
-            GlobalOp::Plain { write: false } => "a read",
-            GlobalOp::Plain { write: true } => "a write",
-            GlobalOp::Atomic => "an atomic",
-        }
-    }
 }
 
 impl Sim {
@@ -325,8 +289,7 @@ impl Sim {
             block_serial: 0,
             epoch: 0,
             threads: Vec::new(),
-            warps: Vec::new(),
-            clocks: Vec::new(),
+            warps: Warps::new(),
             released: Vec::new(),
             shared: SharedMemory::new(),
             global: GlobalMemory::new(),
@@ -345,22 +308,57 @@ impl Sim {
     }
 
     /// The running thread's yielder.
-    pub(crate) fn yielder(&self) -> *const ThreadYielder {
+    fn yielder(&self) -> *const ThreadYielder {
         self.threads[self.current as usize].yielder
     }
 
     /// Records `error` (the first one wins) and stops the running thread.
-    pub(crate) fn fail(&mut self, error: SimError) -> Step {
+    fn fail(&mut self, error: SimError) -> Step {
         self.record_error(error);
         Step::Stop(self.yielder())
     }
 
-    pub(crate) fn record_error(&mut self, error: SimError) {
+    fn record_error(&mut self, error: SimError) {
         self.error.get_or_insert(error);
         self.aborting = true;
     }
 
-    fn begin_launch(
+    /// The running thread arrives at a warp operation.
+    fn arrive_warp(&mut self, op: WarpOp) -> Step {
+        let thread = self.current;
+        let at = Where {
+            kernel: &self.kernel,
+            block: self.block,
+        };
+        match self.warps.arrive(thread, op, at) {
+            Ok(Some(done)) => {
+                self.warp_op_completed(done, Some(thread));
+                Step::Go
+            }
+            Ok(None) => {
+                self.threads[thread as usize].state = State::AtWarpOp;
+                Step::Wait(self.yielder())
+            }
+            Err(error) => self.fail(error),
+        }
+    }
+
+    /// The lanes of `done` may run again: `caller` (if any) keeps running, the others are
+    /// released to the next round.
+    fn warp_op_completed(&mut self, done: Completed, caller: Option<u32>) {
+        match done.kind {
+            WarpOpKind::Sync => self.stats.warp_syncs += 1,
+            WarpOpKind::Shuffle => self.stats.shuffles += 1,
+        }
+        for thread in done.threads() {
+            self.threads[thread as usize].state = State::Runnable;
+            if Some(thread) != caller {
+                self.released.push(thread);
+            }
+        }
+    }
+
+    pub(crate) fn begin_launch(
         &mut self,
         name: &str,
         config: &LaunchConfig,
@@ -382,24 +380,14 @@ impl Sim {
         Ok(())
     }
 
-    fn begin_block(&mut self, block: u32) {
+    pub(crate) fn begin_block(&mut self, block: u32) {
         let threads = self.block_dim as usize;
         self.block = block;
         self.block_serial += 1;
         self.begin_epoch();
         self.threads.clear();
         self.threads.resize(threads, Thread::NEW);
-        self.warps.clear();
-        self.warps.extend(
-            (0..self.block_dim.div_ceil(WARP_SIZE)).map(|warp| Warp::new(warp, self.block_dim)),
-        );
-        // Fresh clocks per block: a lane's own entry starts at 1, so it is new to every other.
-        self.clocks.clear();
-        self.clocks.extend((0..threads).map(|thread| {
-            let mut clocks = [0; WARP_SIZE as usize];
-            clocks[thread % WARP_SIZE as usize] = 1;
-            clocks
-        }));
+        self.warps.begin_block(self.block_dim);
         self.released.clear();
         self.released.extend(0..self.block_dim);
         self.shared.begin_block();
@@ -413,9 +401,8 @@ impl Sim {
         self.shared.begin_epoch();
     }
 
-    fn end_launch(&mut self) -> Result<LaunchStats, SimError> {
-        self.launching = false;
-        self.aborting = false;
+    pub(crate) fn end_launch(&mut self) -> Result<LaunchStats, SimError> {
+        self.abandon_launch();
         match self.error.take() {
             Some(error) => Err(error),
             None => Ok(self.stats),
@@ -435,85 +422,43 @@ impl Sim {
             thread: thread as u16,
             epoch: self.epoch,
             block_serial: self.block_serial,
-            clocks: &self.clocks[thread],
+            clocks: self.warps.clocks(thread as u32),
             loc,
         };
         match self.shared.access(&me, offset, bytes, write) {
             Ok(()) => Step::Go,
             Err(error) => {
-                let error = self.shared_error(error, offset, bytes, write, loc);
+                let at = Where {
+                    kernel: &self.kernel,
+                    block: self.block,
+                };
+                let error = self.shared.report(error, at, &me, offset, bytes, write);
                 self.fail(error)
             }
         }
     }
 
-    fn shared_error(
-        &self,
-        error: SharedError,
-        offset: usize,
-        bytes: usize,
-        write: bool,
-        loc: &'static Location<'static>,
-    ) -> SimError {
-        let (kernel, block, me) = (&self.kernel, self.block, ThreadName(self.current));
-        let (kind, message) = match error {
-            SharedError::OutOfRange => (
-                ErrorKind::OutOfBounds,
-                format!(
-                    "out-of-bounds shared memory access in kernel `{kernel}`, block {block}: {me} made a \
-                     {} of {bytes} bytes at byte offset {offset} at {loc}, past the end of the block's {} \
-                     bytes of dynamic shared memory",
-                    noun(write),
-                    self.shared.bytes()
-                ),
-            ),
-            SharedError::Uninitialized { word } => (
-                ErrorKind::UninitializedSharedRead,
-                format!(
-                    "read of uninitialized shared memory in kernel `{kernel}`, block {block}: {me} read \
-                     word {word} (byte {}) at {loc}, which no thread of this block has written (shared \
-                     memory holds garbage at the start of every block)",
-                    word * 4
-                ),
-            ),
-            SharedError::Race {
-                word,
-                earlier,
-                earlier_write,
-            } => (
-                ErrorKind::SharedRace,
-                format!(
-                    "data race on shared memory in kernel `{kernel}`, block {block}: {} {} word {word} \
-                     (byte {}) at {}, then {me} {} it at {loc} {}",
-                    ThreadName(earlier.thread.into()),
-                    verb(earlier_write),
-                    word * 4,
-                    earlier.loc,
-                    verb(write),
-                    unordered_why(earlier.warp() == self.current / WARP_SIZE)
-                ),
-            ),
-        };
-        SimError { kind, message }
-    }
-
-    /// The global memory and who the running thread is, to it.
+    /// The global memory, who the running thread is to it, and where it runs (for reports).
     fn global_accessor(
         &mut self,
         loc: &'static Location<'static>,
-    ) -> (&mut GlobalMemory, GlobalAccessor<'_>) {
+    ) -> (&mut GlobalMemory, GlobalAccessor<'_>, Where<'_>) {
         let thread = self.current as usize;
         let state = &self.threads[thread];
         let me = GlobalAccessor {
             block: self.block,
             thread: thread as u16,
             epoch: self.epoch,
-            clocks: &self.clocks[thread],
+            clocks: self.warps.clocks(thread as u32),
             fences: state.fences,
             fence_epoch: state.fence_epoch,
             loc,
         };
-        (&mut self.global, me)
+        let at = Where {
+            kernel: &self.kernel,
+            block: self.block,
+        };
+        (&mut self.global, me, at)
     }
 
     fn global_access(
@@ -524,11 +469,11 @@ impl Sim {
         loc: &'static Location<'static>,
     ) -> Step {
         self.stats.global_accesses += 1;
-        let (global, me) = self.global_accessor(loc);
+        let (global, me, at) = self.global_accessor(loc);
         match global.access(&me, addr, bytes, write) {
             Ok(()) => Step::Go,
             Err(error) => {
-                let error = self.global_error(error, addr, bytes, GlobalOp::Plain { write }, loc);
+                let error = global.report(error, at, &me, addr, bytes, GlobalOp::Plain { write });
                 self.fail(error)
             }
         }
@@ -536,125 +481,33 @@ impl Sim {
 
     fn atomic(&mut self, addr: usize, loc: &'static Location<'static>) -> Step {
         self.stats.global_accesses += 1;
-        let (global, me) = self.global_accessor(loc);
+        let (global, me, at) = self.global_accessor(loc);
         match global.atomic(&me, addr) {
             Ok(()) => Step::Go,
             Err(error) => {
-                let error = self.global_error(error, addr, 4, GlobalOp::Atomic, loc);
+                let error = global.report(error, at, &me, addr, 4, GlobalOp::Atomic);
                 self.fail(error)
             }
         }
     }
 
-    fn global_error(
-        &self,
-        error: GlobalError,
-        addr: usize,
-        bytes: usize,
-        op: GlobalOp,
-        loc: &'static Location<'static>,
-    ) -> SimError {
-        let (kernel, block, me) = (&self.kernel, self.block, ThreadName(self.current));
-        let access = format!(
-            "{me} made {} of {bytes} bytes at address {addr:#x} at {loc}",
-            op.with_article()
-        );
-        let out_of_bounds = |why: String| SimError {
-            kind: ErrorKind::OutOfBounds,
-            message: format!(
-                "out-of-bounds global memory access in kernel `{kernel}`, block {block}: {access}, {why}"
-            ),
+    pub(crate) fn thread_exited(&mut self, thread: u32) {
+        self.threads[thread as usize].state = State::Exited;
+        let at = Where {
+            kernel: &self.kernel,
+            block: self.block,
         };
-        match error {
-            GlobalError::NoRegion => {
-                let regions = self
-                    .global
-                    .regions()
-                    .iter()
-                    .map(|r| format!("`{}` {:#x}..{:#x}", r.name, r.addr, r.addr + r.bytes))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                out_of_bounds(format!(
-                    "which is in no buffer registered for this launch (regions: {regions})"
-                ))
-            }
-            GlobalError::PastEnd { region } => out_of_bounds(format!(
-                "which runs past the end of region `{}` ({} bytes at {:#x}; the access starts at its byte {})",
-                region.name,
-                region.bytes,
-                region.addr,
-                addr - region.addr
-            )),
-            GlobalError::Forbidden { region } => {
-                let why = match (region.access, op) {
-                    (Mode::ReadOnly, GlobalOp::Plain { .. }) => {
-                        "which this launch gives as read-only".to_string()
-                    }
-                    (Mode::Atomic, _) => "which this launch gives for atomics only".to_string(),
-                    (mode, _) => format!(
-                        "but atomics need a region given as Access::Atomic, and this one is {mode:?}"
-                    ),
-                };
-                out_of_bounds(format!("in region `{}`, {why}", region.name))
-            }
-            GlobalError::Misaligned { region } => out_of_bounds(format!(
-                "in region `{}`, at an address that is not a multiple of 4 as an atomic needs",
-                region.name
-            )),
-            GlobalError::Race {
-                region,
-                word_addr,
-                earlier,
-                earlier_write,
-            } => {
-                let GlobalOp::Plain { write } = op else {
-                    unreachable!("atomics do not race")
-                };
-                let word = format!(
-                    "the word at {word_addr:#x} (byte {} of region `{}`)",
-                    word_addr - region.addr,
-                    region.name
-                );
-                let message = if earlier.block == block {
-                    format!(
-                        "data race on global memory in kernel `{kernel}`, block {block}: {} {} {word} at {}, \
-                         then {me} {} it at {loc} {}",
-                        ThreadName(earlier.thread.into()),
-                        verb(earlier_write),
-                        earlier.loc,
-                        verb(write),
-                        unordered_why(
-                            u32::from(earlier.thread) / WARP_SIZE == self.current / WARP_SIZE
-                        )
-                    )
-                } else {
-                    format!(
-                        "data race on global memory in kernel `{kernel}`: block {}, {} {} {word} at {}, then \
-                         block {block}, {me} {} it at {loc}. Blocks run concurrently, and nothing orders these \
-                         accesses: the first thread must call thread_fence after its access and then update a \
-                         counter with an atomic, and the second block must read that counter with an atomic \
-                         (its other threads after a following sync_threads)",
-                        earlier.block,
-                        ThreadName(earlier.thread.into()),
-                        verb(earlier_write),
-                        earlier.loc,
-                        verb(write)
-                    )
-                };
-                SimError {
-                    kind: ErrorKind::GlobalRace,
-                    message,
+        match self.warps.lane_exited(thread, at) {
+            Ok(completed) => {
+                for done in completed {
+                    self.warp_op_completed(done, None);
                 }
             }
+            Err(error) => self.record_error(error),
         }
     }
 
-    fn thread_exited(&mut self, thread: u32) {
-        self.threads[thread as usize].state = State::Exited;
-        self.warp_lane_exited(thread);
-    }
-
-    fn thread_panicked(&mut self, thread: u32, payload: &(dyn Any + Send)) {
+    pub(crate) fn thread_panicked(&mut self, thread: u32, payload: &(dyn Any + Send)) {
         self.threads[thread as usize].state = State::Exited;
         let caught = self.panic.take();
         let message = match &caught {
@@ -677,6 +530,50 @@ impl Sim {
         self.record_error(error);
     }
 
+    /// Ends the launch whatever state it is in, so that the next one can start.
+    pub(crate) fn abandon_launch(&mut self) {
+        self.launching = false;
+        self.aborting = false;
+    }
+
+    /// An error was recorded: the launch is ending.
+    pub(crate) fn is_aborting(&self) -> bool {
+        self.aborting
+    }
+
+    /// The coroutine of `thread` has started and suspends through `yielder`.
+    pub(crate) fn set_yielder(&mut self, thread: usize, yielder: *const ThreadYielder) {
+        self.threads[thread].yielder = yielder;
+    }
+
+    /// A kernel thread panicked; its report will say this.
+    pub(crate) fn caught_panic(&mut self, caught: CaughtPanic) {
+        self.panic = Some(caught);
+    }
+
+    /// Makes `thread` the running thread, unless it is not runnable (any more).
+    pub(crate) fn switch_to(&mut self, thread: u32) -> bool {
+        if !matches!(self.threads[thread as usize].state, State::Runnable) {
+            return false;
+        }
+        self.current = thread;
+        true
+    }
+
+    /// Moves the threads to run next into `round` (in no particular order); when none were
+    /// released, first finds out why.
+    pub(crate) fn next_round(&mut self, round: &mut Vec<u32>) -> Stuck {
+        if self.released.is_empty() {
+            match self.resolve_stuck() {
+                Stuck::Released => {}
+                stuck => return stuck,
+            }
+        }
+        round.clear();
+        core::mem::swap(round, &mut self.released);
+        Stuck::Released
+    }
+
     /// Nothing is runnable: the block is done, or a barrier is released, or it is stuck.
     fn resolve_stuck(&mut self) -> Stuck {
         let mut exited = 0;
@@ -689,8 +586,17 @@ impl Sim {
                     None => barrier = Some(loc),
                     Some(first) => divergent |= !core::ptr::eq(first, loc) && *first != *loc,
                 },
-                State::AtWarpOp(op) => {
-                    let error = self.warp_deadlock(thread, op);
+                State::AtWarpOp => {
+                    let at = Where {
+                        kernel: &self.kernel,
+                        block: self.block,
+                    };
+                    let error = self.warps.deadlock(thread, at, |other| {
+                        match self.threads[other as usize].state {
+                            State::AtBarrier(loc) => Some(loc),
+                            _ => None,
+                        }
+                    });
                     self.record_error(error);
                     return Stuck::Failed;
                 }
@@ -756,15 +662,6 @@ impl Sim {
     }
 }
 
-/// Why two accesses of the same block in the same epoch are not ordered.
-fn unordered_why(same_warp: bool) -> &'static str {
-    if same_warp {
-        "with no sync_threads or sync_warp between them"
-    } else {
-        "with no sync_threads between them (they are in different warps, so sync_warp cannot order them)"
-    }
-}
-
 fn payload_message(payload: &(dyn Any + Send)) -> &str {
     if let Some(message) = payload.downcast_ref::<&str>() {
         message
@@ -775,236 +672,12 @@ fn payload_message(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
-enum Stuck {
+/// Where a block stands when nothing released is left to run.
+pub(crate) enum Stuck {
+    /// Every thread has exited.
     Finished,
+    /// A barrier was released: the next round can start.
     Released,
+    /// The block cannot go on; the error is recorded.
     Failed,
-}
-
-/// Captures the message and location of panics of kernel threads for the report (the default
-/// hook would print them to stderr); panics anywhere else go to the hook installed before.
-fn install_panic_hook() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            let running = RUNNING.try_with(Cell::get).unwrap_or(core::ptr::null());
-            // SAFETY: as in `with_thread`.
-            let captured = unsafe { running.as_ref() }
-                .map(|cell| match cell.try_borrow_mut() {
-                    Ok(mut sim) => {
-                        let message = info
-                            .payload_as_str()
-                            .unwrap_or("a panic with a payload that is not a string");
-                        let location = info.location().map(|loc| loc.to_string());
-                        sim.panic = Some(CaughtPanic {
-                            message: message.to_string(),
-                            location,
-                        });
-                        true
-                    }
-                    Err(_) => false,
-                })
-                .unwrap_or(false);
-            if !captured {
-                previous(info);
-            }
-        }));
-    });
-}
-
-fn validate(config: &LaunchConfig) -> Result<(), String> {
-    if !(1..=MAX_BLOCK_DIM).contains(&config.block_dim) {
-        return Err(format!(
-            "block_dim is {}, but a block has 1 to {MAX_BLOCK_DIM} threads",
-            config.block_dim
-        ));
-    }
-    if !(1..=MAX_GRID_DIM).contains(&config.grid_dim) {
-        return Err(format!(
-            "grid_dim is {}, but a grid has 1 to {MAX_GRID_DIM} blocks",
-            config.grid_dim
-        ));
-    }
-    if config.shared_bytes > MAX_SHARED_BYTES {
-        return Err(format!(
-            "{} bytes of dynamic shared memory per block asked for, but a block can have at most \
-             {MAX_SHARED_BYTES} (227 KiB)",
-            config.shared_bytes
-        ));
-    }
-    Ok(())
-}
-
-/// Ends the launch state even if the scheduler itself panics, so the next launch can start.
-struct LaunchGuard<'a>(&'a RefCell<Sim>);
-
-impl Drop for LaunchGuard<'_> {
-    fn drop(&mut self) {
-        RUNNING.set(core::ptr::null());
-        if let Ok(mut sim) = self.0.try_borrow_mut() {
-            sim.launching = false;
-            sim.aborting = false;
-        }
-    }
-}
-
-/// This OS thread's stacks, taken for a launch and given back when it ends.
-struct Stacks(Vec<DefaultStack>);
-
-impl Stacks {
-    fn take(count: usize) -> std::io::Result<Self> {
-        let mut stacks = Self(STACKS.with(|pool| core::mem::take(&mut *pool.borrow_mut())));
-        while stacks.0.len() < count {
-            stacks.0.push(DefaultStack::new(STACK_BYTES)?);
-        }
-        Ok(stacks)
-    }
-}
-
-impl Drop for Stacks {
-    fn drop(&mut self) {
-        let stacks = core::mem::take(&mut self.0);
-        let _ = STACKS.try_with(|pool| *pool.borrow_mut() = stacks);
-    }
-}
-
-pub(crate) fn launch(
-    name: &str,
-    config: &LaunchConfig,
-    regions: &[Region],
-    kernel: &dyn Fn(),
-) -> Result<LaunchStats, SimError> {
-    let invalid = |why: String| SimError {
-        kind: ErrorKind::InvalidLaunch,
-        message: format!("invalid launch of kernel `{name}`: {why}"),
-    };
-    validate(config).map_err(invalid)?;
-    let regions = sorted_regions(regions).map_err(invalid)?;
-    install_panic_hook();
-    // SAFETY: `SIM` lives until this OS thread ends, after this call.
-    let sim = unsafe { &*SIM.with(|cell| cell as *const RefCell<Sim>) };
-    sim.borrow_mut()
-        .begin_launch(name, config, regions)
-        .map_err(invalid)?;
-    let _guard = LaunchGuard(sim);
-    let mut stacks = Stacks::take(config.block_dim as usize)
-        .map_err(|error| invalid(format!("cannot allocate the coroutine stacks: {error}")))?;
-    let stacks = &mut stacks.0[..config.block_dim as usize];
-
-    let mut rng = match config.schedule {
-        Schedule::InOrder => None,
-        Schedule::Shuffled { seed } => Some(SplitMix64::new(seed)),
-    };
-    let order = rng.as_mut().map(|rng| {
-        let mut order: Vec<u32> = (0..config.grid_dim).collect();
-        rng.shuffle(&mut order);
-        order
-    });
-    let mut round = Vec::with_capacity(stacks.len());
-    for index in 0..config.grid_dim {
-        let block = order.as_ref().map_or(index, |order| order[index as usize]);
-        sim.borrow_mut().begin_block(block);
-        if !run_block(sim, kernel, stacks, &mut round, rng.as_mut()) {
-            break;
-        }
-    }
-    sim.borrow_mut().end_launch()
-}
-
-/// Runs one block to its end; false when the launch failed.
-fn run_block(
-    sim: &RefCell<Sim>,
-    kernel: &dyn Fn(),
-    stacks: &mut [DefaultStack],
-    round: &mut Vec<u32>,
-    rng: Option<&mut SplitMix64>,
-) -> bool {
-    let mut threads: Vec<KernelThread<'_>> = stacks
-        .iter_mut()
-        .enumerate()
-        .map(|(thread, stack)| {
-            let body = move |yielder: &ThreadYielder, ()| {
-                with_thread("launch", |sim| sim.threads[thread].yielder = yielder);
-                kernel();
-            };
-            // SAFETY: the coroutine borrows `kernel` and `stack`, which outlive this function,
-            // and every coroutine is run to completion or unwound (`unwind`) and dropped before
-            // it returns (or, if it unwinds, by the drop of `threads`).
-            unsafe { Coroutine::with_stack_unchecked(stack, body) }
-        })
-        .collect();
-    let finished = schedule(sim, &mut threads, round, rng);
-    if !finished {
-        unwind(sim, &mut threads);
-    }
-    finished
-}
-
-/// Resumes runnable threads, round after round, until the block ends (true) or fails.
-fn schedule(
-    sim: &RefCell<Sim>,
-    threads: &mut [KernelThread<'_>],
-    round: &mut Vec<u32>,
-    mut rng: Option<&mut SplitMix64>,
-) -> bool {
-    loop {
-        {
-            let mut sim = sim.borrow_mut();
-            let stuck = if sim.released.is_empty() {
-                sim.resolve_stuck()
-            } else {
-                Stuck::Released
-            };
-            match stuck {
-                Stuck::Finished => return true,
-                Stuck::Failed => return false,
-                Stuck::Released => {}
-            }
-            round.clear();
-            core::mem::swap(round, &mut sim.released);
-        }
-        match rng.as_deref_mut() {
-            None => round.sort_unstable(),
-            Some(rng) => rng.shuffle(round),
-        }
-        for &thread in round.iter() {
-            {
-                let mut sim = sim.borrow_mut();
-                if !matches!(sim.threads[thread as usize].state, State::Runnable) {
-                    continue;
-                }
-                sim.current = thread;
-            }
-            RUNNING.set(sim);
-            let result =
-                panic::catch_unwind(AssertUnwindSafe(|| threads[thread as usize].resume(())));
-            RUNNING.set(core::ptr::null());
-            let mut sim = sim.borrow_mut();
-            match result {
-                Ok(CoroutineResult::Yield(())) => {}
-                Ok(CoroutineResult::Return(())) => sim.thread_exited(thread),
-                Err(payload) => sim.thread_panicked(thread, &*payload),
-            }
-            if sim.aborting {
-                return false;
-            }
-        }
-    }
-}
-
-/// Unwinds the threads still suspended in a failed block, dropping what is on their stacks.
-/// Device functions they call meanwhile suspend again, which continues the unwinding.
-fn unwind(sim: &RefCell<Sim>, threads: &mut [KernelThread<'_>]) {
-    for (thread, coroutine) in threads.iter_mut().enumerate() {
-        if coroutine.done() {
-            continue;
-        }
-        sim.borrow_mut().current = thread as u32;
-        RUNNING.set(sim);
-        // A panic of the kernel's own drop code is not a simulator result; the launch has
-        // failed already.
-        let _ = panic::catch_unwind(AssertUnwindSafe(|| coroutine.force_unwind()));
-        RUNNING.set(core::ptr::null());
-    }
 }

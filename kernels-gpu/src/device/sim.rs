@@ -2,6 +2,7 @@
 //! as a coroutine and checks each barrier, shuffle and memory access.
 
 use super::{Fault, Space};
+use simt::FaultKind;
 
 pub use simt::{
     block_dim_x, block_idx_x, dynamic_shared_memory, global_access, grid_dim_x, lane_id,
@@ -69,15 +70,24 @@ fn report(fault: Fault) -> ! {
             space: s,
             index,
             len,
-        } => simt::fault(format_args!(
-            "out-of-bounds {} memory access: index {index} of an array of {len} elements",
-            space(s)
-        )),
-        Fault::BlockSizeMismatch { compiled, launched } => simt::fault(format_args!(
-            "the kernel was compiled for {compiled} threads per block but launched with {launched}"
-        )),
-        Fault::SharedTooSmall { wanted, available } => simt::fault(format_args!(
-            "the kernel wants {wanted} bytes of shared memory but the launch gave {available}"
-        )),
+        } => simt::fault(
+            FaultKind::OutOfBounds,
+            format_args!(
+                "out-of-bounds {} memory access: index {index} of an array of {len} elements",
+                space(s)
+            ),
+        ),
+        Fault::BlockSizeMismatch { compiled, launched } => simt::fault(
+            FaultKind::Other,
+            format_args!(
+                "the kernel was compiled for {compiled} threads per block but launched with {launched}"
+            ),
+        ),
+        Fault::SharedTooSmall { wanted, available } => simt::fault(
+            FaultKind::Other,
+            format_args!(
+                "the kernel wants {wanted} bytes of shared memory but the launch gave {available}"
+            ),
+        ),
     }
 }

@@ -1,7 +1,7 @@
 //! What the test kernels are written with: views of shared and global memory that announce
 //! every access to the simulator before making it, launch shorthands, and report assertions.
 
-use simt::{Access, ErrorKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
+use simt::{Access, ErrorKind, FaultKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
 
 pub use simt::{
     block_dim_x, block_idx_x, grid_dim_x, lane_id, sync_threads, sync_warp, thread_idx_x,
@@ -89,10 +89,13 @@ impl<T: Copy> Global<T> {
     #[track_caller]
     fn element(&self, index: usize, write: bool) -> *mut T {
         if index >= self.len {
-            simt::fault(format_args!(
-                "out-of-bounds global memory access: index {index} of an array of {} elements",
-                self.len
-            ));
+            simt::fault(
+                FaultKind::OutOfBounds,
+                format_args!(
+                    "out-of-bounds global memory access: index {index} of an array of {} elements",
+                    self.len
+                ),
+            );
         }
         self.unchecked(index, write)
     }

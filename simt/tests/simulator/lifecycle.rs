@@ -2,7 +2,7 @@
 
 use crate::correct::{input, tree_sum};
 use crate::kernel::*;
-use simt::{Access, ErrorKind, LaunchConfig, Region, Schedule};
+use simt::{Access, ErrorKind, FaultKind, LaunchConfig, Region, Schedule};
 
 /// The shared tree sum over 4 blocks of 64 threads, checked against the host.
 fn tree_sum_works() {
@@ -77,10 +77,53 @@ fn faults_are_reported_with_their_message() {
         &[],
         &|| {
             if block_dim_x() != 128 {
-                simt::fault(format_args!(
-                    "the kernel was compiled for 128 threads per block but launched with {}",
-                    block_dim_x()
-                ));
+                simt::fault(
+                    FaultKind::Other,
+                    format_args!(
+                        "the kernel was compiled for 128 threads per block but launched with {}",
+                        block_dim_x()
+                    ),
+                );
+            }
+        },
+    );
+    tree_sum_works();
+}
+
+#[test]
+fn a_faults_error_kind_comes_from_its_kind_not_its_wording() {
+    fails(
+        ErrorKind::OutOfBounds,
+        &[
+            "kernel `typed_oob` faulted in block 0, thread 3 (warp 0, lane 3) at simt/tests/simulator/lifecycle.rs:",
+            ": index 7 is past the end of the 4-element table",
+        ],
+        "typed_oob",
+        &config(1, 32, 0),
+        &[],
+        &|| {
+            if thread_idx_x() == 3 {
+                simt::fault(
+                    FaultKind::OutOfBounds,
+                    format_args!("index 7 is past the end of the 4-element table"),
+                );
+            }
+        },
+    );
+    fails(
+        ErrorKind::Fault,
+        &[": out-of-bounds global memory access: index 100 of an array of 100 elements"],
+        "looks_oob",
+        &config(1, 32, 0),
+        &[],
+        &|| {
+            if thread_idx_x() == 3 {
+                simt::fault(
+                    FaultKind::Other,
+                    format_args!(
+                        "out-of-bounds global memory access: index 100 of an array of 100 elements"
+                    ),
+                );
             }
         },
     );
