@@ -7,7 +7,7 @@
 //! state lives in a hash map keyed by word address (only words actually touched cost memory),
 //! and the region of an access is found by a last-hit cache and a binary search.
 
-use crate::lanes::{LaneClocks, WARP_SIZE};
+use crate::lanes::{LaneClocks, UNIT, WARP_SIZE};
 use crate::report::{ThreadName, Where, unordered_why, verb};
 use crate::types::{Access as Mode, ErrorKind, Region, SimError};
 use core::hash::{BuildHasherDefault, Hasher};
@@ -262,7 +262,7 @@ impl GlobalMemory {
             (Mode::ReadOnly, false) => Ok(()),
             (Mode::ReadOnly, true) | (Mode::Atomic, _) => Err(GlobalError::Forbidden { region }),
             (Mode::ReadWrite, _) => {
-                for word in addr / 4..(addr + bytes).div_ceil(4) {
+                for word in addr / UNIT..(addr + bytes).div_ceil(UNIT) {
                     self.access_word(me, region, word, write)?;
                 }
                 Ok(())
@@ -280,7 +280,7 @@ impl GlobalMemory {
         if let Some(state) = self.words.get(&word) {
             let race = |earlier: GlobalAccess, earlier_write| GlobalError::Race {
                 region,
-                word_addr: word * 4,
+                word_addr: word * UNIT,
                 earlier,
                 earlier_write,
             };
@@ -467,7 +467,7 @@ impl GlobalMemory {
                     unreachable!("atomics do not race")
                 };
                 let word = format!(
-                    "the word at {word_addr:#x} (byte {} of region `{}`)",
+                    "the bytes at {word_addr:#x} (byte {} of region `{}`)",
                     word_addr - region.addr,
                     region.name
                 );

@@ -20,25 +20,25 @@
 //! # Memory model
 //! Every access is reported by the kernel's memory wrappers *before* it happens
 //! ([`shared_access`], [`global_access`]), so the simulator sees each one with its source
-//! location (`#[track_caller]`). Two accesses of different threads to the same 4-byte word, at
+//! location (`#[track_caller]`). Two accesses of different threads to the same 2-byte unit, at
 //! least one a write, race unless *happens-before* orders them:
 //!
 //! - **Barrier.** Each released `sync_threads` starts a new *epoch* of the block; an access of an
 //!   earlier epoch is ordered before every access of a later one. A race needs two accesses in
-//!   the same epoch, so each word only keeps its accesses of the current epoch.
+//!   the same epoch, so each unit only keeps its accesses of the current epoch.
 //! - **`sync_warp`.** Each thread carries a vector clock over the 32 lanes of its warp. A
 //!   completed `sync_warp` joins the clocks of its lanes and ticks each lane's own entry, so an
 //!   access by lane `a` at clock `c` is ordered before a later access by lane `b` of the same
 //!   warp exactly when `b`'s clock knows `c` of `a`. Exited lanes named in the mask take no part.
 //!   Shuffles exchange registers only and order no memory.
-//! - Per word the simulator keeps the last write and the reads since it in the current epoch:
-//!   the latest read of each lane of one warp, or, once a second warp has read the word, one
+//! - Per unit the simulator keeps the last write and the reads since it in the current epoch:
+//!   the latest read of each lane of one warp, or, once a second warp has read the unit, one
 //!   read of each warp (every later write of the epoch races with one of them). A write ordered
 //!   after all of them replaces them. So read-after-write, write-after-read and
 //!   write-after-write races are found whichever of the two accesses ran first.
 //!
 //! Shared memory is [`LaunchConfig::shared_bytes`] bytes per block, filled with `0xAB` at the
-//! start of every block; reading a word no thread of the block has written is an error. Global
+//! start of every block; reading a unit no thread of the block has written is an error. Global
 //! memory is the host buffers registered as [`Region`]s: every access must lie inside one, and
 //! its [`Access`] mode says what is allowed. Words of `ReadWrite` regions get the race checks
 //! above within a block, and between blocks, which run concurrently on a GPU:
@@ -54,10 +54,12 @@
 //!   (data that reaches block C from block A only through block B's release is a race);
 //!   `sync_warp` does not carry a release or an acquire to other lanes; every atomic acts as
 //!   acquire-release (CUDA's are relaxed, but the sample relies on the fence around them); and
-//!   accesses narrower than a word are tracked as the whole word.
+//!   accesses narrower than a 2-byte unit (bytes) are tracked as the whole unit. Units are 2
+//!   bytes, the smallest value the kernels store: two threads writing neighbouring `f16`s of
+//!   one 4-byte word do not race, as on a GPU, whose memory is byte-addressable.
 //!
 //! The first error ends the launch: the suspended threads are unwound and [`launch`] returns
-//! it as a [`SimError`] whose message is a complete report (kernel, block, threads, words and
+//! it as a [`SimError`] whose message is a complete report (kernel, block, threads, bytes and
 //! source locations).
 
 mod driver;

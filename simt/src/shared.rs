@@ -1,4 +1,4 @@
-//! A block's dynamic shared memory: the buffer the kernel reads and writes, per 4-byte word
+//! A block's dynamic shared memory: the buffer the kernel reads and writes, per 2-byte unit
 //! what the race and initialisation checks need (see the crate docs for the model), and the
 //! reports of what they find.
 //!
@@ -6,7 +6,7 @@
 //! epoch it describes, so starting a block or releasing a barrier resets it lazily (in O(1))
 //! instead of clearing the table.
 
-use crate::lanes::{LaneClocks, WARP_SIZE};
+use crate::lanes::{LaneClocks, UNIT, WARP_SIZE};
 use crate::report::{ThreadName, Where, noun, unordered_why, verb};
 use crate::types::{ErrorKind, SimError};
 use core::panic::Location;
@@ -135,7 +135,7 @@ impl SharedMemory {
     pub(crate) fn begin_launch(&mut self, bytes: usize) {
         self.bytes = bytes;
         self.buffer.resize(bytes.div_ceil(16), 0);
-        let words = bytes.div_ceil(4);
+        let words = bytes.div_ceil(UNIT);
         if self.words.len() < words {
             self.words.resize(words, Word::UNUSED);
         }
@@ -177,7 +177,7 @@ impl SharedMemory {
         if bytes == 0 {
             return Ok(());
         }
-        for word in offset / 4..end.div_ceil(4) {
+        for word in offset / UNIT..end.div_ceil(UNIT) {
             self.access_word(me, word, write)?;
         }
         Ok(())
@@ -281,9 +281,9 @@ impl SharedMemory {
                 ErrorKind::UninitializedSharedRead,
                 format!(
                     "read of uninitialized shared memory in kernel `{kernel}`, block {block}: {me} read \
-                     word {word} (byte {}) at {loc}, which no thread of this block has written (shared \
-                     memory holds garbage at the start of every block)",
-                    word * 4
+                     byte {} at {loc}, which no thread of this block has written (shared memory holds \
+                     garbage at the start of every block)",
+                    word * UNIT
                 ),
             ),
             SharedError::Race {
@@ -293,11 +293,11 @@ impl SharedMemory {
             } => (
                 ErrorKind::SharedRace,
                 format!(
-                    "data race on shared memory in kernel `{kernel}`, block {block}: {} {} word {word} \
-                     (byte {}) at {}, then {me} {} it at {loc} {}",
+                    "data race on shared memory in kernel `{kernel}`, block {block}: {} {} byte {} \
+                     at {}, then {me} {} it at {loc} {}",
                     ThreadName(earlier.thread.into()),
                     verb(earlier_write),
-                    word * 4,
+                    word * UNIT,
                     earlier.loc,
                     verb(write),
                     unordered_why(earlier.warp() == accessor.warp())

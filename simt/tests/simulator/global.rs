@@ -159,7 +159,7 @@ fn threads_of_a_block_race_on_global_memory_like_on_shared() {
     fails(
         ErrorKind::GlobalRace,
         &[
-            "data race on global memory in kernel `intra`, block 0: thread 0 (warp 0, lane 0) wrote the word at",
+            "data race on global memory in kernel `intra`, block 0: thread 0 (warp 0, lane 0) wrote the bytes at",
             "(byte 0 of region `out`)",
             "then thread 1 (warp 0, lane 1) read it at",
             "with no sync_threads or sync_warp between them",
@@ -189,7 +189,7 @@ fn a_block_reading_another_blocks_output_races() {
     fails(
         ErrorKind::GlobalRace,
         &[
-            "data race on global memory in kernel `neighbour`: block 0, thread 0 (warp 0, lane 0) wrote the word at",
+            "data race on global memory in kernel `neighbour`: block 0, thread 0 (warp 0, lane 0) wrote the bytes at",
             "then block 1, thread 0 (warp 0, lane 0) read it at",
             "Blocks run concurrently",
         ],
@@ -321,7 +321,7 @@ fn the_last_block_pattern_without_the_fence_races() {
             ErrorKind::GlobalRace,
             &[
                 "data race on global memory in kernel `no_fence`: block",
-                "wrote the word at",
+                "wrote the bytes at",
                 "of region `partials`)",
                 "read it at",
             ],
