@@ -213,6 +213,7 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         len,
         block: cli.block,
         max_blocks: None,
+        offset: 0,
         source,
     };
 

@@ -70,6 +70,9 @@ pub struct Case {
     pub block: Option<u32>,
     /// Grid-filling versions use at most this many blocks.
     pub max_blocks: Option<u32>,
+    /// Generated inputs: elements made before the reduced ones, so that the input starts
+    /// `offset` elements past a 16-byte boundary (v8's scalar head).
+    pub offset: usize,
     pub source: Source,
 }
 
@@ -183,14 +186,21 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
     timing: Timing,
     each: &mut dyn FnMut(Version, Result<Outcome>),
 ) -> Result<()> {
-    let input: Vec<T> = match (&case.source, loaded) {
-        (Source::Generated { pattern, seed }, _) => generate(*pattern, case.len, *seed),
-        (Source::File { .. }, Some(loaded)) => loaded.elements(),
+    let (buffer, offset): (Vec<T>, usize) = match (&case.source, loaded) {
+        (Source::Generated { pattern, seed }, _) => {
+            let mut all = generate(*pattern, case.offset + case.len, *seed);
+            // The elements before the input are the largest the type has: a kernel that reads
+            // them changes every result.
+            all[..case.offset].fill(T::from_small(i32::from(i8::MAX)));
+            (all, case.offset)
+        }
+        (Source::File { .. }, Some(loaded)) => (loaded.elements(), 0),
         (Source::File { path }, None) => bail!("{path} was not loaded"),
     };
-    let expected = O::reference(&input);
+    let input = &buffer[offset..];
+    let expected = O::reference(input);
     let gpu_input = match reducer.gpu_backend() {
-        Some(gpu) => Some(upload(gpu, &input)?),
+        Some(gpu) => Some(upload(gpu, &buffer)? + (offset * size_of::<T>()) as u64),
         None => None,
     };
     for &version in versions {
@@ -233,7 +243,7 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
                     })
                 }
                 _ => {
-                    let got = reducer.reduce(O::default(), &input[..])?;
+                    let got = reducer.reduce(O::default(), input)?;
                     let mut resident = plan::resident_blocks(SIM_MULTIPROCESSORS, block);
                     if let Some(max) = case.max_blocks {
                         resident = resident.min(u64::from(max));

@@ -3,9 +3,9 @@
 
 mod common;
 
-use host::gpu::{Gpu, probe};
-use host::run::Backend;
+use common::Runner;
 use libtest_mimic::{Arguments, Trial};
+use reduce_rs::{BackendInfo, Reducer, gpu_available};
 use std::sync::{Arc, Mutex};
 
 /// Sizes around the block shapes: one element, less than a warp, block ± 1, 2·block ± 1,
@@ -28,19 +28,24 @@ fn main() {
     let args = Arguments::from_args();
     let mut cases = common::table(&SIZES);
     cases.extend(common::block_sizes(1_000_003));
-    let trials: Vec<Trial> = match probe()
-        .map_err(anyhow::Error::from)
-        .and_then(|()| Gpu::open(None))
-    {
-        Ok(gpu) => {
-            eprintln!(
-                "GPU tests on {} ({} SMs)",
-                gpu.info.name, gpu.info.multiprocessors
-            );
-            common::trials(cases, Arc::new(Mutex::new(Backend::Gpu(Box::new(gpu)))))
+    cases.extend(common::boundaries());
+    let opened = gpu_available()
+        .map_err(reduce_rs::Error::from)
+        .and_then(|_| Reducer::gpu(0));
+    let trials: Vec<Trial> = match opened {
+        Ok(reducer) => {
+            if let BackendInfo::Gpu {
+                name,
+                multiprocessors,
+                ..
+            } = reducer.backend()
+            {
+                eprintln!("GPU tests on {name} ({multiprocessors} SMs)");
+            }
+            common::trials(cases, "", Runner::Shared(Arc::new(Mutex::new(reducer))))
         }
         Err(why) => {
-            eprintln!("GPU tests ignored: {why:#}");
+            eprintln!("GPU tests ignored: {why}");
             cases
                 .iter()
                 .map(|c| Trial::test(c.name(), || Ok(())).with_ignored_flag(true))

@@ -2,38 +2,26 @@
 
 mod common;
 
-use host::run::Backend;
-use kernels_gpu::simulate::Schedule;
+use common::Runner;
 use libtest_mimic::{Arguments, Trial};
-use std::sync::{Arc, Mutex};
+use reduce_rs::Schedule;
 
-/// One element, less than a warp, a prime, exactly one block, several blocks with a tail, and a
-/// size past 2^16.
-const SIZES: [usize; 7] = [0, 1, 31, 257, 256, 5_003, (1 << 16) + 3];
+/// Nothing, one element, less than a warp, exactly one block, one more, several blocks with a
+/// tail, and a size past 2^16.
+const SIZES: [usize; 7] = [0, 1, 31, 256, 257, 5_003, (1 << 16) + 3];
 
 fn main() {
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = Vec::new();
-    let in_order = Arc::new(Mutex::new(Backend::Sim {
-        schedule: Schedule::InOrder,
-    }));
-    let mut cases = common::table(&SIZES);
-    cases.extend(common::block_sizes(3_001));
-    trials.extend(common::trials(cases, in_order));
-    // The same kernels under a shuffled thread order: a kernel that only works in one order
-    // has a race the detector should also name.
-    let shuffled = Arc::new(Mutex::new(Backend::Sim {
-        schedule: Schedule::Shuffled { seed: 42 },
-    }));
-    let mut shuffled_cases = common::block_sizes(3_001);
-    shuffled_cases.retain(|c| c.case.block == Some(256));
-    trials.extend(
-        common::trials(shuffled_cases, shuffled)
-            .into_iter()
-            .map(|t| {
-                let name = format!("shuffled::{}", t.name());
-                t.with_kind(name)
-            }),
-    );
+    let in_order = Runner::Simulator(Schedule::InOrder);
+    let shuffled = Runner::Simulator(Schedule::Shuffled { seed: 42 });
+    trials.extend(common::trials(common::table(&SIZES), "", in_order.clone()));
+    trials.extend(common::trials(common::block_sizes(3_001), "", in_order.clone()));
+    trials.extend(common::trials(common::boundaries(), "", in_order));
+    // The same kernels with the threads of every block in a seeded random order: a kernel that
+    // only works in one order has a race the detector should also name.
+    trials.extend(common::trials(common::table(&SIZES), "shuffled::", shuffled.clone()));
+    trials.extend(common::trials(common::block_sizes(3_001), "shuffled::", shuffled.clone()));
+    trials.extend(common::trials(common::boundaries(), "shuffled::", shuffled));
     libtest_mimic::run(&args, trials).exit();
 }

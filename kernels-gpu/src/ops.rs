@@ -304,6 +304,7 @@ arg_op!(ArgMax, "argmax", LOWEST, key_nan_highest::<T>);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
 
     fn fold<T: Element, R: Reduction<T>>(xs: &[T]) -> R::Out {
         let acc = xs

@@ -1,58 +1,90 @@
-//! The table of named test cases both backends run: every version × element type × operator ×
-//! size, each checked against the CPU reference.
+//! The tables of named test cases both backends run, each checked against the CPU reference.
+//!
+//! Every sum also runs on small integers, where every order of the additions is exact: a kernel
+//! that counts an element twice or drops one gets a wrong answer there (min and max would not
+//! notice a double count, and rounding could hide it in a random float sum).
+
+#![allow(dead_code)] // each test binary uses part of this module
 
 use host::element::{DType, OpKind};
-use host::gpu::Timing;
 use host::input::Pattern;
-use host::run::{Backend, Case, run_versions};
-use host::versions::{VERSIONS, Version};
+use host::run::{Case, Source, run_versions};
+use host::timing::Timing;
 use libtest_mimic::{Failed, Trial};
-use std::sync::Arc;
+use reduce_rs::{Reducer, Schedule, Version};
+use std::sync::{Arc, Mutex};
 
 /// One named case.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct TestCase {
-    pub version: &'static Version,
+    pub version: Version,
     pub case: Case,
 }
 
 impl TestCase {
     pub fn name(&self) -> String {
         let c = &self.case;
-        format!(
+        let Source::Generated { pattern, .. } = c.source else {
+            unreachable!("the tables generate their inputs")
+        };
+        let mut name = format!(
             "{}::{}::{}::n{}::b{}::{}",
             self.version.name(),
             c.dtype,
             c.op,
             c.len,
-            self.version.block_for(c.block, c.len),
-            c.pattern.name()
-        )
+            c.block.unwrap_or_else(|| self.version.tuned_block(c.len)),
+            pattern.name()
+        );
+        if let Some(blocks) = c.max_blocks {
+            name.push_str(&format!("::grid{blocks}"));
+        }
+        if c.offset > 0 {
+            name.push_str(&format!("::offset{}", c.offset));
+        }
+        name
     }
 }
 
-/// Every version × type × operator × `sizes`, with each version's tuned block size; random inputs, and
-/// small integers (exact float sums) for f32 sums.
+fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> Case {
+    Case {
+        dtype,
+        op,
+        len,
+        block: None,
+        max_blocks: None,
+        offset: 0,
+        source: Source::Generated {
+            pattern,
+            seed: len as u64 ^ 0x5eed,
+        },
+    }
+}
+
+/// The patterns a (type, op) runs: random, and small integers for every sum (exact).
+fn patterns(op: OpKind) -> Vec<Pattern> {
+    match op {
+        OpKind::Sum => vec![Pattern::Random, Pattern::SmallIntegers],
+        _ => vec![Pattern::Random],
+    }
+}
+
+/// Every version × every type and operation it is built for × `sizes`, with each version's
+/// tuned block size.
 pub fn table(sizes: &[usize]) -> Vec<TestCase> {
     let mut cases = Vec::new();
-    for version in &VERSIONS {
+    for version in Version::all() {
         for dtype in DType::ALL {
             for op in OpKind::ALL {
+                if !version.supports(dtype, op) {
+                    continue;
+                }
                 for &len in sizes {
-                    let mut patterns = vec![Pattern::Random];
-                    if dtype == DType::F32 && op == OpKind::Sum {
-                        patterns.push(Pattern::SmallIntegers);
-                    }
-                    for pattern in patterns {
-                        let case = Case {
-                            dtype,
-                            op,
-                            len,
-                            block: None,
-                            pattern,
-                            seed: len as u64 ^ 0x5eed,
-                        };
-                        cases.push(TestCase { version, case });
+                    for pattern in patterns(op) {
+                        cases.push(TestCase {
+                            version,
+                            case: case(dtype, op, len, pattern),
+                        });
                     }
                 }
             }
@@ -64,42 +96,73 @@ pub fn table(sizes: &[usize]) -> Vec<TestCase> {
 /// Every version at every block size, f32 sums over a size that is no multiple of any block.
 pub fn block_sizes(len: usize) -> Vec<TestCase> {
     let mut cases = Vec::new();
-    for version in &VERSIONS {
+    for version in Version::all() {
         for block in kernels_gpu::launch::BLOCK_SIZES {
-            let case = Case {
-                dtype: DType::F32,
-                op: OpKind::Sum,
-                len,
-                block: Some(block),
-                pattern: Pattern::Random,
-                seed: 11,
-            };
+            let mut case = case(DType::F32, OpKind::Sum, len, Pattern::SmallIntegers);
+            case.block = Some(block);
             cases.push(TestCase { version, case });
         }
     }
     cases
 }
 
-/// Runs one case on `backend` and turns a wrong result or an error into a failure.
-pub fn run_case(backend: &Backend, test: &TestCase) -> Result<(), Failed> {
+/// v8 around every boundary of its loops, on grids of 1–3 blocks of 64 threads, so that small
+/// inputs take the multi-block path (partials, fence, ticket, last block): sizes around the
+/// vector head and tail, one grid stride of vectors (`64 · blocks` of them) and four of them
+/// (one group of loads in flight), and inputs that start 1–3 elements past a 16-byte boundary.
+pub fn boundaries() -> Vec<TestCase> {
+    let v8 = Version::fastest();
+    let mut cases = Vec::new();
+    for blocks in [1u32, 2, 3] {
+        let vectors_per_stride = 64 * blocks as usize;
+        for dtype in [DType::F32, DType::F64, DType::Bf16, DType::I64] {
+            let lanes = 16 / dtype.size();
+            let stride = vectors_per_stride * lanes;
+            let mut sizes = vec![0, 1, 2, lanes - 1, lanes, lanes + 1, 2 * lanes + 3];
+            for edge in [stride, 4 * stride, 5 * stride] {
+                sizes.extend([edge - 1, edge, edge + 1, edge + lanes + 1]);
+            }
+            for len in sizes {
+                for offset in [0, 1, 3] {
+                    for (op, pattern) in [
+                        (OpKind::Sum, Pattern::SmallIntegers),
+                        (OpKind::ArgMax, Pattern::SmallIntegers),
+                        (OpKind::Min, Pattern::Random),
+                    ] {
+                        let mut case = case(dtype, op, len, pattern);
+                        case.block = Some(64);
+                        case.max_blocks = Some(blocks);
+                        case.offset = offset;
+                        cases.push(TestCase { version: v8, case });
+                    }
+                }
+            }
+        }
+    }
+    cases
+}
+
+/// Runs one case on `reducer` and turns a wrong result or an error into a failure.
+pub fn run_case(reducer: &mut Reducer, test: &TestCase) -> Result<(), Failed> {
     let timing = Timing {
         warmup: 0,
         repeat: 1,
     };
-    let results =
-        run_versions(backend, &[test.version], &test.case, timing).map_err(|e| format!("{e:#}"))?;
-    let outcome = results
-        .into_iter()
-        .next()
-        .expect("one version")
+    let mut outcome = None;
+    run_versions(reducer, &[test.version], &test.case, None, timing, |_, result| {
+        outcome = Some(result)
+    })
+    .map_err(|e| format!("{e:#}"))?;
+    let outcome = outcome
+        .ok_or("the version did not run")?
         .map_err(|e| format!("{e:#}"))?;
     if outcome.verdict.pass {
         Ok(())
     } else {
         Err(format!(
             "got {}, expected {} (abs. error {:.3e}, tolerance {:.3e}, h = {})",
-            outcome.got,
-            outcome.expected,
+            outcome.verdict.got,
+            outcome.verdict.expected,
             outcome.verdict.abs_error,
             outcome.verdict.tolerance,
             outcome.additions
@@ -108,17 +171,31 @@ pub fn run_case(backend: &Backend, test: &TestCase) -> Result<(), Failed> {
     }
 }
 
-/// Trials for `cases`, run on the backend `make` gives (shared by every trial).
-pub fn trials(cases: Vec<TestCase>, backend: Arc<std::sync::Mutex<Backend>>) -> Vec<Trial> {
+/// Where the trials run.
+#[derive(Clone)]
+pub enum Runner {
+    /// A simulator of its own for each trial (trials run in parallel).
+    Simulator(Schedule),
+    /// One reducer all trials share, one at a time (the GPU).
+    Shared(Arc<Mutex<Reducer>>),
+}
+
+/// Trials for `cases`, named `{prefix}{case}`.
+pub fn trials(cases: Vec<TestCase>, prefix: &str, runner: Runner) -> Vec<Trial> {
     cases
         .into_iter()
         .map(|test| {
-            let backend = backend.clone();
-            Trial::test(test.name(), move || {
-                let backend = backend
-                    .lock()
-                    .map_err(|_| "a previous test panicked while holding the backend")?;
-                run_case(&backend, &test)
+            let runner = runner.clone();
+            Trial::test(format!("{prefix}{}", test.name()), move || match runner {
+                Runner::Simulator(schedule) => {
+                    run_case(&mut Reducer::simulator_with(schedule), &test)
+                }
+                Runner::Shared(reducer) => {
+                    let mut reducer = reducer
+                        .lock()
+                        .map_err(|_| "a previous test panicked while holding the reducer")?;
+                    run_case(&mut reducer, &test)
+                }
             })
         })
         .collect()

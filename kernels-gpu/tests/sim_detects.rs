@@ -3,46 +3,77 @@
 //! the simulator reports; the corrected kernel (or the project's own version) passes.
 
 use kernels_gpu::device::{
-    FULL_MASK, GlobalCounter, GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
-    sync_threads, sync_warp, thread_fence, thread_idx_x, warp_shuffle_down,
+    FULL_MASK, GlobalCounters, GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x,
+    shared_array, sync_threads, sync_warp, thread_fence, thread_idx_x, warp_shuffle_down,
 };
-use kernels_gpu::element::Sum;
-use kernels_gpu::simulate::{Kernel, LaunchConfig, Schedule, SimError, simulate};
-use simt::ErrorKind;
+use kernels_gpu::ops::Sum;
+use kernels_gpu::params::Scratch;
+use simt::{Access, ErrorKind, LaunchConfig, Region, Schedule, SimError};
 
 const BLOCK: u32 = 64;
 
-fn launch(
-    kernel: Kernel<f32>,
-    grid: u32,
-    len: usize,
-) -> (Result<simt::LaunchStats, SimError>, Vec<f32>) {
+/// The shape of the broken kernels below: input, one value per block, ticket counters.
+type Kernel = fn(GlobalSlice<f32>, GlobalSliceMut<f32>, GlobalCounters);
+
+/// Runs `kernel` on the simulator over host buffers standing for global memory.
+fn simulate(
+    kernel: Kernel,
+    config: &LaunchConfig,
+    input: &[f32],
+    partials: &mut [f32],
+    retired: &mut [u32],
+) -> Result<simt::LaunchStats, SimError> {
+    let regions = [
+        Region::of_slice("input", input, Access::ReadOnly),
+        Region::of_slice("partials", partials, Access::ReadWrite),
+        Region::of_slice("retired", retired, Access::Atomic),
+    ];
+    // SAFETY: the three buffers are borrowed (input shared, the others exclusively) for the
+    // whole call, and the simulator checks every access the views make against the regions.
+    let (input, partials, retired) = unsafe {
+        (
+            GlobalSlice::from_raw(input.as_ptr(), input.len()),
+            GlobalSliceMut::from_raw(partials.as_mut_ptr(), partials.len()),
+            GlobalCounters::from_raw(retired.as_mut_ptr(), retired.len()),
+        )
+    };
+    simt::launch("test_kernel", config, &regions, &|| kernel(input, partials, retired))
+}
+
+/// One of the project's versions in the shape of the broken kernels: its per-block values go
+/// to `partials`.
+fn version(
+    kernel: fn(GlobalSlice<f32>, Scratch<f32>, GlobalSliceMut<f32>),
+) -> impl Fn(GlobalSlice<f32>, GlobalSliceMut<f32>, GlobalCounters) {
+    move |input, partials, retired| {
+        let scratch = Scratch {
+            partials,
+            retired,
+        };
+        kernel(input, scratch, partials)
+    }
+}
+
+fn launch(kernel: Kernel, grid: u32, len: usize) -> (Result<simt::LaunchStats, SimError>, Vec<f32>) {
     launch_with_shared(kernel, grid, len, BLOCK as usize * 4)
 }
 
 fn launch_with_shared(
-    kernel: Kernel<f32>,
+    kernel: Kernel,
     grid: u32,
     len: usize,
     shared_bytes: usize,
 ) -> (Result<simt::LaunchStats, SimError>, Vec<f32>) {
     let input: Vec<f32> = (0..len).map(|i| (i % 7) as f32 - 3.0).collect();
     let mut partials = vec![f32::NAN; grid as usize];
-    let mut retired = 0;
+    let mut retired = [0];
     let config = LaunchConfig {
         grid_dim: grid,
         block_dim: BLOCK,
         shared_bytes,
         schedule: Schedule::InOrder,
     };
-    let result = simulate(
-        "test_kernel",
-        kernel,
-        &config,
-        &input,
-        &mut partials,
-        &mut retired,
-    );
+    let result = simulate(kernel, &config, &input, &mut partials, &mut retired);
     (result, partials)
 }
 
@@ -73,9 +104,9 @@ fn load_block(input: &GlobalSlice<f32>) -> kernels_gpu::device::SharedArray<f32>
     shared
 }
 
-/// The seeds' `warpReduce` (seed 003, "Reduce_v4_unroll_last_warp"), literally: `volatile`
+/// The tutorial's `warpReduce` (chapter `reduce_v4_unroll_last_warp`), literally: `volatile`
 /// accesses and no `__syncwarp()`, relying on lockstep execution that Volta removed.
-fn seeds_literal_v4(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounter) {
+fn tutorials_literal_v4(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounters) {
     let tid = thread_idx_x() as usize;
     let cache = load_block(&input);
     sync_threads();
@@ -93,23 +124,24 @@ fn seeds_literal_v4(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: G
 }
 
 #[test]
-fn seeds_literal_last_warp_code_is_a_race_but_the_port_is_not() {
+fn the_tutorials_literal_last_warp_code_is_a_race_but_the_port_is_not() {
     // The literal code even gives the right sum here — a result check cannot see the bug.
-    let (result, _) = launch(seeds_literal_v4, 2, 128);
+    let (result, _) = launch(tutorials_literal_v4, 2, 128);
     expect(
         ErrorKind::SharedRace,
         result,
         &["test_kernel", "sim_detects.rs"],
     );
 
-    let (result, partials) = launch(kernels_gpu::reduce_v4::<f32, Sum>, 1, 128);
+    let v4 = |i, p, r| version(kernels_gpu::versions::reduce_v4::<f32, Sum>)(i, p, r);
+    let (result, partials) = launch(v4, 1, 128);
     result.expect("the port syncs the warp between reading and writing");
     let expected: f32 = (0..128).map(|i| (i % 7) as f32 - 3.0).sum();
     assert_eq!(partials[0], expected);
 }
 
 /// v2's tree with the barrier after each round forgotten.
-fn missing_barrier(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounter) {
+fn missing_barrier(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounters) {
     let tid = thread_idx_x();
     let shared = load_block(&input);
     sync_threads();
@@ -134,8 +166,8 @@ fn a_missing_barrier_is_a_shared_memory_race() {
     expect(ErrorKind::SharedRace, result, &["block 0"]);
 }
 
-/// Reads one element past the end (the seeds assume N is a multiple of the block size).
-fn reads_past_the_end(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounter) {
+/// Reads one element past the end (the tutorial assumes N is a multiple of the block size).
+fn reads_past_the_end(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounters) {
     let index = block_idx_x() as usize * BLOCK as usize + thread_idx_x() as usize;
     let value = input.load(index);
     if thread_idx_x() == 0 {
@@ -154,7 +186,7 @@ fn an_out_of_bounds_read_is_reported_not_undefined() {
 }
 
 /// A barrier only some threads reach.
-fn barrier_in_a_branch(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounter) {
+fn barrier_in_a_branch(input: GlobalSlice<f32>, partials: GlobalSliceMut<f32>, _: GlobalCounters) {
     let shared = load_block(&input);
     if thread_idx_x() < 32 {
         sync_threads();
@@ -182,7 +214,7 @@ fn a_barrier_not_reached_by_every_thread_is_reported_not_a_hang() {
 fn barriers_at_different_places(
     input: GlobalSlice<f32>,
     partials: GlobalSliceMut<f32>,
-    _: GlobalCounter,
+    _: GlobalCounters,
 ) {
     let shared = load_block(&input);
     if thread_idx_x() < 32 {
@@ -206,7 +238,7 @@ fn barriers_at_different_call_sites_are_divergent() {
 fn shuffle_without_own_lane(
     input: GlobalSlice<f32>,
     partials: GlobalSliceMut<f32>,
-    _: GlobalCounter,
+    _: GlobalCounters,
 ) {
     let index = block_idx_x() as usize * BLOCK as usize + thread_idx_x() as usize;
     let value = if index < input.len() {
@@ -230,7 +262,7 @@ fn a_shuffle_mask_without_the_calling_lane_is_reported() {
 fn shuffle_from_an_exited_lane(
     input: GlobalSlice<f32>,
     partials: GlobalSliceMut<f32>,
-    _: GlobalCounter,
+    _: GlobalCounters,
 ) {
     if thread_idx_x() % 32 == 31 {
         return;
@@ -264,7 +296,7 @@ fn a_shuffle_reading_an_exited_lane_is_reported() {
 fn reads_unwritten_shared(
     input: GlobalSlice<f32>,
     partials: GlobalSliceMut<f32>,
-    _: GlobalCounter,
+    _: GlobalCounters,
 ) {
     let tid = thread_idx_x() as usize;
     let shared = shared_array![f32; BLOCK as usize];
@@ -292,13 +324,14 @@ fn reading_shared_memory_nobody_wrote_is_reported() {
 #[test]
 fn a_launch_with_too_little_shared_memory_is_reported() {
     // The GPU trusts the launch contract here (no check in every warp); the simulator does not.
-    let (result, _) = launch_with_shared(kernels_gpu::reduce_v2::<f32, Sum>, 1, 64, 63 * 4);
+    let v2 = |i, p, r| version(kernels_gpu::versions::reduce_v2::<f32, Sum>)(i, p, r);
+    let (result, _) = launch_with_shared(v2, 1, 64, 63 * 4);
     expect(
         ErrorKind::Fault,
         result,
         &["wants 256 bytes of shared memory", "gave 252"],
     );
-    let (result, _) = launch_with_shared(kernels_gpu::reduce_v2::<f32, Sum>, 1, 64, 64 * 4);
+    let (result, _) = launch_with_shared(v2, 1, 64, 64 * 4);
     result.expect("64 floats fit in 256 bytes");
 }
 
@@ -306,7 +339,7 @@ fn a_launch_with_too_little_shared_memory_is_reported() {
 fn reads_another_blocks_output(
     input: GlobalSlice<f32>,
     partials: GlobalSliceMut<f32>,
-    _: GlobalCounter,
+    _: GlobalCounters,
 ) {
     let index = block_idx_x() as usize * BLOCK as usize + thread_idx_x() as usize;
     if thread_idx_x() == 0 {
@@ -328,14 +361,14 @@ fn a_block_reading_another_blocks_output_is_a_global_race() {
 fn last_block_without_fence(
     input: GlobalSlice<f32>,
     partials: GlobalSliceMut<f32>,
-    retired: GlobalCounter,
+    retired: GlobalCounters,
 ) {
     let tid = thread_idx_x();
     let index = block_idx_x() as usize * BLOCK as usize + tid as usize;
     let flag = shared_array![u32; 1];
     if tid == 0 {
         partials.store(block_idx_x() as usize, input.load(index));
-        flag.store(0, retired.fetch_add(1));
+        flag.store(0, retired.at(0).fetch_add(1));
     }
     sync_threads();
     if flag.load(0) == 1 && tid == 0 {
@@ -347,7 +380,7 @@ fn last_block_without_fence(
 fn last_block_with_fence(
     input: GlobalSlice<f32>,
     partials: GlobalSliceMut<f32>,
-    retired: GlobalCounter,
+    retired: GlobalCounters,
 ) {
     let tid = thread_idx_x();
     let index = block_idx_x() as usize * BLOCK as usize + tid as usize;
@@ -355,7 +388,7 @@ fn last_block_with_fence(
     if tid == 0 {
         partials.store(block_idx_x() as usize, input.load(index));
         thread_fence();
-        flag.store(0, retired.fetch_add(1));
+        flag.store(0, retired.at(0).fetch_add(1));
     }
     sync_threads();
     if flag.load(0) == 1 && tid == 0 {
