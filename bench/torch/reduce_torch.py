@@ -156,12 +156,12 @@ def as_int_list(t):
     return t.tolist()
 
 
-def fill_inputs(dst, name, device, chunk=1 << 26):
-    """dst[i] = element i, generated on the GPU in chunks (bounded temporaries)."""
+def fill_inputs(dst, name, device, offset=0, chunk=1 << 26):
+    """dst[i] = element offset + i, generated on the GPU in chunks (bounded temporaries)."""
     n = dst.numel()
     for start in range(0, n, chunk):
         count = min(chunk, n - start)
-        idx = torch.arange(start, start + count, dtype=torch.int64, device=device)
+        idx = torch.arange(offset + start, offset + start + count, dtype=torch.int64, device=device)
         dst[start:start + count] = values_from_bits(hash_bits(idx), name)
 
 
@@ -397,16 +397,17 @@ EPS = {"f32": 2.0 ** -23, "f64": 2.0 ** -52, "f16": 2.0 ** -10, "bf16": 2.0 ** -
 
 def sum_tolerance(layout, op, name, ref):
     """|got - ref| allowed per output: chain * eps(accumulator) * sum|x|, chain = the output's
-    element count (PyTorch's order is not known), plus the rounding of the result to the
-    element type (f16/bf16: PyTorch accumulates in float32, then rounds) and the reference's
-    own error. torch.segment_reduce accumulates in the element type."""
+    element count (PyTorch's order is not known), plus the reference's own error, plus the
+    rounding of the result to the element type, eps(T) * |result| (f16/bf16: PyTorch
+    accumulates in float32, then rounds). torch.segment_reduce accumulates in the element type."""
     chain = ref.len.double()
     if name in ("f16", "bf16"):
         acc_eps = EPS[name] if layout.case == "segments" else EPS["f32"]
         out_eps = EPS[name]
     else:
         acc_eps, out_eps = EPS[name], 0.0
-    tol = (chain * acc_eps + out_eps + 4 * 2.0 ** -53) * ref.abs_sum
+    acc_tol = (chain * acc_eps + 4 * 2.0 ** -53) * ref.abs_sum
+    tol = acc_tol + out_eps * (ref.sum.abs() + acc_tol)  # the final rounding, relative to the result
     if op == "mean":  # the division's rounding is within the chain * eps term
         tol = tol / ref.len.clamp(min=1).double()
     return tol
