@@ -748,14 +748,17 @@ fn read_probe<T: HostElement>(timer: &Timer, inputs: &[u64], len: usize, timing:
     };
     let sink = gpu.copy_to_device(&[0u64; 2])?;
     timer.time(timing, |run| {
-        let params = kernels_gpu::params::Params {
+        let pointers = reduce_rs::internals::Pointers {
             input: inputs[run % inputs.len()],
-            len: len as u64,
             output: sink.ptr(),
+            ..Default::default()
+        };
+        let sizes = kernels_gpu::params::Params {
+            len: len as u64,
             output_len: 1,
             ..Default::default()
         };
-        Ok(gpu.launch(&name, &function, shape, params)?)
+        Ok(gpu.launch(&name, &function, shape, pointers, sizes)?)
     })
 }
 

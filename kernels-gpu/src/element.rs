@@ -8,10 +8,13 @@
 //!   accumulators (for example the `(index, value)` pair of an arg-max, see [`crate::ops`]).
 //!
 //! # Order
-//! Min, max and the arg operators compare elements by [`Element::order_key`]: a `u64` whose
-//! unsigned order is the element's order. For floats it is IEEE 754's `totalOrder` on the
-//! numbers, so `-0.0 < +0.0` and `-inf` is the smallest; NaN has no key, and each operator says
-//! where it goes (see [`crate::ops`]).
+//! Min, max and the arg operators compare elements by their *keys*: unsigned integers of the
+//! type's width (`u32` for the 16- and 32-bit types, `u64` for the 64-bit ones) whose order is
+//! the elements' order. For floats it is IEEE 754's `totalOrder` on the numbers, so
+//! `-0.0 < +0.0` and `-inf` is the smallest number; every NaN gets the largest key
+//! ([`Element::key_nan_high`], for max and argmax) or the smallest ([`Element::key_nan_low`],
+//! for min and argmin), so that NaN wins and the first NaN wins among NaNs. Comparing keys is
+//! one integer instruction, where comparing floats with these rules would take several.
 
 /// A value that lives in registers, shared and global memory, and moves between the lanes of
 /// a warp as 32-bit words.
@@ -45,11 +48,30 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     fn to_mean(self) -> Self::MeanAcc;
     /// NaN (floats only).
     fn is_nan(self) -> bool;
-    /// The element's place in its type's order, as an unsigned number (see the module docs).
-    /// Meaningless for NaN.
-    fn order_key(self) -> u64;
+    /// The key the order is compared by (see the module docs).
+    type Key: Key;
+    /// The element's key, every NaN above every number.
+    fn key_nan_high(self) -> Self::Key;
+    /// The element's key, every NaN below every number.
+    fn key_nan_low(self) -> Self::Key;
+    /// The element whose key is `key` (a NaN for the NaN keys).
+    fn from_key(key: Self::Key) -> Self;
     /// Sixteen bytes of consecutive elements: what one vector load brings in.
     type Vector16: Vector16<Self>;
+}
+
+/// An order key: `u32` or `u64`.
+pub trait Key: Copy + Ord + Send + Sync + 'static {
+    const MIN: Self;
+    const MAX: Self;
+}
+impl Key for u32 {
+    const MIN: Self = 0;
+    const MAX: Self = u32::MAX;
+}
+impl Key for u64 {
+    const MIN: Self = 0;
+    const MAX: Self = u64::MAX;
 }
 
 /// A type sums and means add up in: wrapping integer addition, or IEEE float addition.
@@ -75,6 +97,8 @@ pub trait Vector16<T>: Copy {
     /// The lanes lifted (lane `k` is element `first + k` of the input) and combined as a tree,
     /// `(l0⊕l1)⊕(l2⊕l3)`: written out for each width, so every value stays in a register.
     fn tree<A: Copy>(self, first: usize, lift: impl Fn(T, usize) -> A, combine: impl Fn(A, A) -> A) -> A;
+    /// The first lane whose `key` is the largest (`better(a, b)`: `a` beats `b`), and that key.
+    fn best_lane<K: Copy>(self, key: impl Fn(T) -> K, better: impl Fn(K, K) -> bool) -> (usize, K);
 }
 
 /// The vector of `K` elements of `T` (`K * size_of::<T>() == 16`).
@@ -98,6 +122,20 @@ macro_rules! lanes {
                 let $x = self.0;
                 let $l = |k: usize| lift($x[k], first + k);
                 $tree
+            }
+            #[inline(always)]
+            fn best_lane<K: Copy>(self, key: impl Fn(T) -> K, better: impl Fn(K, K) -> bool) -> (usize, K) {
+                // Lane by lane, the strictly better one replacing: the first of equal keys stays.
+                let mut best = (0, key(self.0[0]));
+                let mut lane = 1;
+                while lane < $k {
+                    let candidate = key(self.0[lane]);
+                    if better(candidate, best.1) {
+                        best = (lane, candidate);
+                    }
+                    lane += 1;
+                }
+                best
             }
         }
     };
@@ -292,13 +330,23 @@ impl Bits64 for u64 {
 value_32!(f32, i32, u32, F16, Bf16);
 value_64!(f64, i64, u64);
 
-/// `totalOrder` of an IEEE float's bits as an unsigned key, without a branch: negative numbers
-/// get every bit flipped (a larger magnitude gives a smaller key), positive ones their sign bit.
+/// `totalOrder` of an IEEE float's bits as an unsigned key of the same width, without a
+/// branch: negative numbers get every bit flipped (a larger magnitude gives a smaller key),
+/// positive ones their sign bit.
 macro_rules! float_key {
     ($bits:expr, $unsigned:ty, $signed:ty) => {{
         let bits: $unsigned = $bits;
         let negative = ((bits as $signed) >> (<$unsigned>::BITS - 1)) as $unsigned;
-        (bits ^ (negative | (1 << (<$unsigned>::BITS - 1)))) as u64
+        bits ^ (negative | (1 << (<$unsigned>::BITS - 1)))
+    }};
+}
+
+/// The bits whose `float_key!` is `key`: keys with the top bit set were positive.
+macro_rules! float_from_key {
+    ($key:expr, $unsigned:ty) => {{
+        let key: $unsigned = $key;
+        let top = 1 << (<$unsigned>::BITS - 1);
+        if key & top != 0 { key ^ top } else { !key }
     }};
 }
 
@@ -323,9 +371,18 @@ macro_rules! float_element {
             fn is_nan(self) -> bool {
                 self != self
             }
+            type Key = $bits;
             #[inline(always)]
-            fn order_key(self) -> u64 {
-                float_key!(self.to_bits(), $bits, $signed)
+            fn key_nan_high(self) -> $bits {
+                if self.is_nan() { <$bits>::MAX } else { float_key!(self.to_bits(), $bits, $signed) }
+            }
+            #[inline(always)]
+            fn key_nan_low(self) -> $bits {
+                if self.is_nan() { 0 } else { float_key!(self.to_bits(), $bits, $signed) }
+            }
+            #[inline(always)]
+            fn from_key(key: $bits) -> Self {
+                <$t>::from_bits(float_from_key!(key, $bits))
             }
         }
 
@@ -413,9 +470,20 @@ macro_rules! half_element {
             fn is_nan(self) -> bool {
                 self.0 & 0x7fff > $exponent_mask
             }
+            // 16-bit keys in a `u32`: registers are 32 bits wide anyway.
+            type Key = u32;
             #[inline(always)]
-            fn order_key(self) -> u64 {
-                float_key!(self.0, u16, i16)
+            fn key_nan_high(self) -> u32 {
+                if self.is_nan() { u32::MAX } else { u32::from(float_key!(self.0, u16, i16)) }
+            }
+            #[inline(always)]
+            fn key_nan_low(self) -> u32 {
+                if self.is_nan() { 0 } else { u32::from(float_key!(self.0, u16, i16)) }
+            }
+            #[inline(always)]
+            fn from_key(key: u32) -> Self {
+                // The NaN keys (0 and u32::MAX) map to the NaNs 0xffff and 0x7fff.
+                $t(float_from_key!(key as u16, u16))
             }
         }
     };
@@ -424,7 +492,7 @@ half_element!(F16, "f16", 0xfc00, 0x7c00, 0x7c00);
 half_element!(Bf16, "bf16", 0xff80, 0x7f80, 0x7f80);
 
 macro_rules! int_element {
-    ($t:ty, $name:literal, $lanes:literal, $as_u64:expr) => {
+    ($t:ty, $name:literal, $lanes:literal, $key:ty, $flip:expr) => {
         impl Element for $t {
             type Vector16 = Lanes<$t, $lanes>;
             type SumAcc = $t;
@@ -444,9 +512,20 @@ macro_rules! int_element {
             fn is_nan(self) -> bool {
                 false
             }
+            /// Flipping the sign bit of a signed integer maps `MIN..=MAX` onto `0..=MAX` of
+            /// the unsigned type, in order.
+            type Key = $key;
             #[inline(always)]
-            fn order_key(self) -> u64 {
-                $as_u64(self)
+            fn key_nan_high(self) -> $key {
+                (self as $key) ^ $flip
+            }
+            #[inline(always)]
+            fn key_nan_low(self) -> $key {
+                (self as $key) ^ $flip
+            }
+            #[inline(always)]
+            fn from_key(key: $key) -> Self {
+                (key ^ $flip) as $t
             }
         }
 
@@ -475,39 +554,52 @@ macro_rules! int_element {
         }
     };
 }
-/// Signed keys: widened to `i64`, then the sign bit flipped, which maps `i64::MIN..=i64::MAX`
-/// onto `0..=u64::MAX` in order.
-const SIGNED_KEY: u64 = 1 << 63;
-int_element!(i32, "i32", 4, |x: i32| (x as i64 as u64) ^ SIGNED_KEY);
-int_element!(u32, "u32", 4, |x: u32| x as u64);
-int_element!(i64, "i64", 2, |x: i64| (x as u64) ^ SIGNED_KEY);
-int_element!(u64, "u64", 2, |x: u64| x);
+int_element!(i32, "i32", 4, u32, 1 << 31);
+int_element!(u32, "u32", 4, u32, 0);
+int_element!(i64, "i64", 2, u64, 1 << 63);
+int_element!(u64, "u64", 2, u64, 0);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ordered<T: Element + core::fmt::Debug>(values: &[T]) {
+        for pair in values.windows(2) {
+            assert!(pair[0].key_nan_high() < pair[1].key_nan_high(), "{pair:?}");
+            assert!(pair[0].key_nan_low() < pair[1].key_nan_low(), "{pair:?}");
+        }
+        for &x in values {
+            assert!(T::from_key(x.key_nan_high()) == x, "{x:?}");
+        }
+    }
+
     #[test]
-    fn order_keys_follow_the_types_order() {
-        let floats = [f32::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-45, 3.0, f32::INFINITY];
-        for pair in floats.windows(2) {
-            assert!(pair[0].order_key() < pair[1].order_key(), "{pair:?}");
-        }
-        let ints = [i64::MIN, -1, 0, 1, i64::MAX];
-        for pair in ints.windows(2) {
-            assert!(pair[0].order_key() < pair[1].order_key(), "{pair:?}");
-        }
-        let i32s = [i32::MIN, -1, 0, 1, i32::MAX];
-        for pair in i32s.windows(2) {
-            assert!(pair[0].order_key() < pair[1].order_key(), "{pair:?}");
-        }
+    fn keys_follow_the_types_order_and_invert() {
+        ordered(&[f32::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-45, 3.0, f32::INFINITY]);
+        ordered(&[f64::NEG_INFINITY, -1e300, -0.0, 0.0, 5e-324, f64::INFINITY]);
+        ordered(&[i64::MIN, -1, 0, 1, i64::MAX]);
+        ordered(&[i32::MIN, -1, 0, 1, i32::MAX]);
+        ordered(&[0u32, 1, u32::MAX]);
+        ordered(&[0u64, 1, u64::MAX]);
         // F16: -inf, -1, -0, +0, smallest subnormal, 1, +inf.
-        let halves = [0xfc00, 0xbc00, 0x8000, 0x0000, 0x0001, 0x3c00, 0x7c00].map(F16);
-        for pair in halves.windows(2) {
-            assert!(pair[0].order_key() < pair[1].order_key(), "{pair:?}");
-        }
+        ordered(&[0xfc00, 0xbc00, 0x8000, 0x0000, 0x0001, 0x3c00, 0x7c00].map(F16));
+        ordered(&[0xff80, 0xbf80, 0x8000, 0x0000, 0x0001, 0x3f80, 0x7f80].map(Bf16));
         assert!(F16(0x7e00).is_nan() && !F16(0x7c00).is_nan());
         assert!(Bf16(0x7fc0).is_nan() && !Bf16(0xff80).is_nan());
+        // Every NaN, whatever its sign and payload, is beyond every number, and turns back
+        // into a NaN.
+        for nan in [f32::NAN, -f32::NAN, f32::from_bits(0x7f80_0001), f32::from_bits(0xffff_ffff)] {
+            assert_eq!(nan.key_nan_high(), u32::MAX);
+            assert_eq!(nan.key_nan_low(), 0);
+            assert!(f32::from_key(nan.key_nan_high()).is_nan());
+            assert!(f32::from_key(nan.key_nan_low()).is_nan());
+        }
+        assert_eq!(F16(0x7e00).key_nan_high(), u32::MAX);
+        for nan in [Bf16(0x7fc0), Bf16(0xffc1)] {
+            assert_eq!(nan.key_nan_high(), u32::MAX);
+        }
+        assert!(Bf16::from_key(u32::MAX).is_nan() && Bf16::from_key(0).is_nan());
+        assert!(F16::from_key(u32::MAX).is_nan() && F16::from_key(0).is_nan());
     }
 
     #[test]

@@ -25,7 +25,7 @@
 //! Every operator's combine is order-independent except float addition, so min, max, the arg
 //! operators and integer sums give the same bits for any launch shape.
 
-use crate::element::{Accumulator, Element, Value, Words};
+use crate::element::{Accumulator, Element, Value, Vector16, Words};
 
 /// An operator the kernels reduce with. See the module docs for the semantics.
 pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
@@ -40,6 +40,13 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// Element `x`, found at `index` of its input (only the arg operators use the index).
     fn lift(x: T, index: usize) -> Self::Acc;
     fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The lanes of one 16-byte vector combined (lane `k` is element `first + k`): lifted and
+    /// combined as a tree, unless the operator has a cheaper way (min, max and the arg
+    /// operators compare keys lane by lane: one integer instruction each).
+    #[inline(always)]
+    fn vector(vector: T::Vector16, first: usize) -> Self::Acc {
+        vector.tree(first, Self::lift, Self::combine)
+    }
     /// The result over `count` elements whose accumulator is `acc`.
     fn finish(acc: Self::Acc, count: usize) -> Self::Out;
     /// What a thread folds its groups of elements into before it combines with other threads:
@@ -147,16 +154,6 @@ pub fn fold<A: Copy, const K: usize>(acc: A, values: [A; K], f: impl Fn(A, A) ->
     acc
 }
 
-/// Where NaN sorts for an operator: below everything (min) or above everything (max).
-#[inline(always)]
-fn key_nan_lowest<T: Element>(x: T) -> u64 {
-    if x.is_nan() { 0 } else { x.order_key() }
-}
-#[inline(always)]
-fn key_nan_highest<T: Element>(x: T) -> u64 {
-    if x.is_nan() { u64::MAX } else { x.order_key() }
-}
-
 /// The operators whose accumulator is the element and whose result is one of the elements.
 macro_rules! plain_running {
     ($t:ty) => {
@@ -184,11 +181,11 @@ impl<T: Element> Reduction<T> for Min {
     }
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
-        if key_nan_lowest(a) <= key_nan_lowest(b) {
-            a
-        } else {
-            b
-        }
+        if a.key_nan_low() <= b.key_nan_low() { a } else { b }
+    }
+    #[inline(always)]
+    fn vector(vector: T::Vector16, _first: usize) -> T {
+        T::from_key(vector.best_lane(T::key_nan_low, |a, b| a < b).1)
     }
     #[inline(always)]
     fn finish(acc: T, _count: usize) -> T {
@@ -208,11 +205,11 @@ impl<T: Element> Reduction<T> for Max {
     }
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
-        if key_nan_highest(a) >= key_nan_highest(b) {
-            a
-        } else {
-            b
-        }
+        if a.key_nan_high() >= b.key_nan_high() { a } else { b }
+    }
+    #[inline(always)]
+    fn vector(vector: T::Vector16, _first: usize) -> T {
+        T::from_key(vector.best_lane(T::key_nan_high, |a, b| a > b).1)
     }
     #[inline(always)]
     fn finish(acc: T, _count: usize) -> T {
@@ -256,12 +253,12 @@ impl<T: Element> Value for Arg<T> {
     }
 }
 
-/// `a` if it wins against `b` under `key` (larger key wins), ties to the smaller index: the
-/// same winner in any order of combination.
+/// `a` if it beats `b` (`better` on their keys), ties to the smaller index: the same winner in
+/// any order of combination.
 #[inline(always)]
-fn arg_winner<T: Element>(a: Arg<T>, b: Arg<T>, key: impl Fn(T) -> u64) -> Arg<T> {
+fn arg_winner<T: Element>(a: Arg<T>, b: Arg<T>, key: impl Fn(T) -> T::Key, better: impl Fn(T::Key, T::Key) -> bool) -> Arg<T> {
     let (ka, kb) = (key(a.value), key(b.value));
-    if ka > kb || (ka == kb && a.index <= b.index) {
+    if better(ka, kb) || (ka == kb && a.index <= b.index) {
         a
     } else {
         b
@@ -269,7 +266,7 @@ fn arg_winner<T: Element>(a: Arg<T>, b: Arg<T>, key: impl Fn(T) -> u64) -> Arg<T
 }
 
 macro_rules! arg_op {
-    ($op:ident, $name:literal, $identity:ident, $key:expr) => {
+    ($op:ident, $name:literal, $identity:ident, $key:ident, $better:expr) => {
         impl<T: Element> Reduction<T> for $op {
             const NAME: &'static str = $name;
             type Acc = Arg<T>;
@@ -287,7 +284,18 @@ macro_rules! arg_op {
             }
             #[inline(always)]
             fn combine(a: Arg<T>, b: Arg<T>) -> Arg<T> {
-                arg_winner(a, b, $key)
+                arg_winner(a, b, T::$key, $better)
+            }
+            /// The first best lane by keys, then one `Arg`: the 64-bit index is computed once
+            /// per vector, not once per element. The value is rebuilt from its key (the exact
+            /// element, or a NaN).
+            #[inline(always)]
+            fn vector(vector: T::Vector16, first: usize) -> Arg<T> {
+                let (lane, key) = vector.best_lane(T::$key, $better);
+                Arg {
+                    index: (first + lane) as u64,
+                    value: T::from_key(key),
+                }
             }
             #[inline(always)]
             fn finish(acc: Arg<T>, _count: usize) -> Arg<T> {
@@ -297,9 +305,8 @@ macro_rules! arg_op {
         }
     };
 }
-// ArgMin: the smallest key wins, so compare complemented keys.
-arg_op!(ArgMin, "argmin", HIGHEST, |x: T| !key_nan_lowest(x));
-arg_op!(ArgMax, "argmax", LOWEST, key_nan_highest::<T>);
+arg_op!(ArgMin, "argmin", HIGHEST, key_nan_low, |a, b| a < b);
+arg_op!(ArgMax, "argmax", LOWEST, key_nan_high, |a, b| a > b);
 
 #[cfg(test)]
 mod tests {
@@ -342,6 +349,44 @@ mod tests {
         assert_eq!(fold::<f32, ArgMax>(&[]).index, NO_INDEX);
         assert_eq!(fold::<u64, ArgMax>(&[0, 0]), Arg { index: 0, value: 0 });
         assert_eq!(fold::<u64, ArgMin>(&[u64::MAX]), Arg { index: 0, value: u64::MAX });
+    }
+
+    /// `R::vector` (the fast path) against lifting and combining lane by lane.
+    fn vector_agrees<T: Element + core::fmt::Debug, R: Reduction<T>>(lanes: [T; 4], first: usize)
+    where
+        T: Element<Vector16 = crate::element::Lanes<T, 4>>,
+        R::Acc: PartialEq + core::fmt::Debug,
+    {
+        let slow = lanes
+            .iter()
+            .enumerate()
+            .fold(R::IDENTITY, |acc, (k, &x)| R::combine(acc, R::lift(x, first + k)));
+        let fast = R::vector(crate::element::Lanes(lanes), first);
+        let same = fast == slow || std::format!("{fast:?}") == std::format!("{slow:?}");
+        assert!(same, "{lanes:?}: fast {fast:?}, slow {slow:?}");
+    }
+
+    #[test]
+    fn the_vector_fast_paths_agree_with_combining_lane_by_lane() {
+        let cases: [[f32; 4]; 6] = [
+            [1.0, 7.0, 3.0, 7.0],
+            [-0.0, 0.0, -0.0, 0.0],
+            [2.0, f32::NAN, 5.0, f32::NAN],
+            [f32::NEG_INFINITY; 4],
+            [3.0, -f32::NAN, 9.0, 1.0],
+            [f32::INFINITY, 1.0, f32::INFINITY, 0.0],
+        ];
+        for lanes in cases {
+            vector_agrees::<f32, ArgMax>(lanes, 40);
+            vector_agrees::<f32, ArgMin>(lanes, 40);
+        }
+        vector_agrees::<i32, ArgMax>([i32::MIN, -1, i32::MIN, -1], 0);
+        vector_agrees::<u32, ArgMin>([u32::MAX; 4], 8);
+        // Min and max: compare as values (NaN with NaN).
+        let max = <Max as Reduction<f32>>::vector(crate::element::Lanes([1.0, f32::NAN, 2.0, 3.0]), 0);
+        assert!(max.is_nan());
+        let min = <Min as Reduction<f32>>::vector(crate::element::Lanes([0.0, -0.0, 1.0, 2.0]), 0);
+        assert!(min == 0.0 && min.is_sign_negative());
     }
 
     #[test]

@@ -54,19 +54,26 @@ fn impossible_bits(output_len: usize) -> u32 {
 #[cfg(target_arch = "nvptx64")]
 mod entries {
     use crate::element::{Bf16, F16};
-    use crate::params::Params;
+    use crate::params::{Launch, Params};
     macro_rules! read_probe_entry {
         ($($name:ident $t:ty),*) => {
             pastey::paste! {
                 $(
                     /// # Safety
-                    /// The launch contract of [`Params`] (only `input`, `len`, `output` and
-                    /// `output_len` are read).
+                    /// The launch contract of [`Launch`] (only `input` and `output` are used).
                     #[unsafe(no_mangle)]
                     #[allow(improper_gpu_kernel_arg)]
-                    pub unsafe extern "gpu-kernel" fn [<read_probe_ $name _b256>](params: Params) {
+                    pub unsafe extern "gpu-kernel" fn [<read_probe_ $name _b256>](
+                        input: *const u8,
+                        partials: *mut u8,
+                        retired: *mut u32,
+                        output: *mut u8,
+                        offsets: *const u64,
+                        sizes: Params,
+                    ) {
+                        let launch = Launch { input, partials, retired, output, offsets, sizes };
                         // SAFETY: the launch contract.
-                        let (input, output) = unsafe { (params.input::<$t>(), params.output::<u32>()) };
+                        let (input, output) = unsafe { (launch.input::<$t>(), launch.output::<u32>()) };
                         super::read_probe::<$t, 256>(input, output)
                     }
                 )*

@@ -269,19 +269,27 @@ macro_rules! entry {
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
         // `Params` is `repr(C)` and passed by value: the PTX declares it
-        // `.param .align 8 .b8 name[96]`, CUDA's convention for a struct argument.
+        // `.param .align 8 .b8 name[56]`, CUDA's convention for a struct argument.
         #[allow(improper_gpu_kernel_arg)]
-        pub unsafe extern "gpu-kernel" fn $name(params: $crate::params::Params) {
+        pub unsafe extern "gpu-kernel" fn $name(
+            input: *const u8,
+            partials: *mut u8,
+            retired: *mut u32,
+            output: *mut u8,
+            offsets: *const u64,
+            sizes: $crate::params::Params,
+        ) {
+            let launch = $crate::params::Launch { input, partials, retired, output, offsets, sizes };
             // SAFETY: the caller's launch contract is what the views require.
-            unsafe { family_call!($family params, $kernel, $t, $op $(, $block)?) }
+            unsafe { family_call!($family launch, $kernel, $t, $op $(, $block)?) }
         }
         /// # Safety
-        /// The launch contract of [`crate::params::Params`], with host addresses of buffers
+        /// The launch contract of [`crate::params::Launch`], with host addresses of buffers
         /// the simulator registered as global memory.
         #[cfg(not(target_arch = "nvptx64"))]
-        pub unsafe fn $name(params: $crate::params::Params) {
+        pub unsafe fn $name(launch: $crate::params::Launch) {
             // SAFETY: as above.
-            unsafe { family_call!($family params, $kernel, $t, $op $(, $block)?) }
+            unsafe { family_call!($family launch, $kernel, $t, $op $(, $block)?) }
         }
     };
     ((lookup $wanted:ident) $family:ident $name:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {
@@ -304,13 +312,13 @@ macro_rules! family_call {
         let segments = $params.segments();
         let scratch = $params.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
         let output = $params.output::<<$op as $crate::ops::Reduction<$t>>::Out>();
-        $crate::versions::$kernel::<$t, $op $(, $block)?>(input, segments, $params.split as usize, scratch, output)
+        $crate::versions::$kernel::<$t, $op $(, $block)?>(input, segments, $params.sizes.split as usize, scratch, output)
     }};
 }
 
 /// A simulator entry point: the same function the PTX entry point runs, called on the host.
 #[cfg(not(target_arch = "nvptx64"))]
-pub type SimEntry = unsafe fn(crate::params::Params);
+pub type SimEntry = unsafe fn(crate::params::Launch);
 
 /// Declares the versions; see the module docs.
 macro_rules! declare_versions {

@@ -9,7 +9,7 @@
 use crate::error::{Error, Result};
 use crate::plan::{self, LaunchShape, Pass, Sizes};
 use crate::version::Version;
-use kernels_gpu::params::Params;
+use kernels_gpu::params::{Launch, Params};
 use simt::{Access, LaunchConfig, LaunchStats, Region, Schedule};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -219,16 +219,19 @@ fn launch(
         Region::of_slice("retired", counters, Access::Atomic),
         Region::of_slice("output", output, Access::ReadWrite),
     ];
-    let params = Params {
-        input: input.as_ptr() as u64,
-        len: len as u64,
-        partials: partials.as_mut_ptr() as u64,
-        partials_len: partials_len as u64,
-        retired: counters.as_mut_ptr() as u64,
-        retired_len: counters.len() as u64,
-        output: output.as_mut_ptr() as u64,
-        output_len: output_len as u64,
-        ..Params::default()
+    let launch = Launch {
+        input: input.as_ptr(),
+        partials: partials.as_mut_ptr().cast(),
+        retired: counters.as_mut_ptr(),
+        output: output.as_mut_ptr().cast(),
+        offsets: std::ptr::null(),
+        sizes: Params {
+            len: len as u64,
+            partials_len: partials_len as u64,
+            retired_len: counters.len() as u64,
+            output_len: output_len as u64,
+            ..Params::default()
+        },
     };
     let config = LaunchConfig {
         grid_dim: shape.grid,
@@ -236,12 +239,12 @@ fn launch(
         shared_bytes: shape.shared_bytes,
         schedule,
     };
-    // SAFETY: `params` satisfies the launch contract with host addresses: `input` holds `len`
+    // SAFETY: `launch` satisfies the launch contract with host addresses: `input` holds `len`
     // elements (the caller passes the bytes of exactly those, or of the previous pass's
     // values), `partials` at least `partials_len` accumulators, `output` `output_len` results,
     // and the counters are zero; all four are borrowed for the whole launch, registered as
     // the regions above, and every access the kernel makes is checked against them.
-    let kernel = || unsafe { entry(params) };
+    let kernel = || unsafe { entry(launch) };
     Ok(simt::launch(name, &config, &regions, &kernel)?)
 }
 

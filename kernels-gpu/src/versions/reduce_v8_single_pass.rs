@@ -62,13 +62,6 @@ const VECTORS_IN_FLIGHT: usize = 4;
 /// Partials each thread of the last block loads at once.
 const PARTIALS_IN_FLIGHT: usize = 8;
 
-/// The lanes of one vector (whose first lane is element `first` of the input), lifted and
-/// combined as a tree.
-#[inline(always)]
-pub(crate) fn vector_value<T: Element, R: Reduction<T>>(vector: T::Vector16, first: usize) -> R::Acc {
-    vector.tree(first, R::lift, R::combine)
-}
-
 /// This thread's share of `input`: its head scalar, its vectors (`VECTORS_IN_FLIGHT` at a
 /// time, each group combined as a tree before it joins the thread's running value), its tail
 /// scalar. Thread `thread` of `threads`; indices are relative to `input`.
@@ -87,7 +80,7 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
     let in_flight = VECTORS_IN_FLIGHT * threads;
     while vector + in_flight - threads < vectors.len() {
         let [a, b, c, d] = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        let value = |v, k: usize| vector_value::<T, R>(v, first_of(vector + k * threads));
+        let value = |v, k: usize| R::vector(v, first_of(vector + k * threads));
         let group = R::combine(
             R::combine(value(a, 0), value(b, 1)),
             R::combine(value(c, 2), value(d, 3)),
@@ -96,7 +89,7 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
         vector += in_flight;
     }
     while vector < vectors.len() {
-        let value = vector_value::<T, R>(vectors.load(vector), first_of(vector));
+        let value = R::vector(vectors.load(vector), first_of(vector));
         running = R::accumulate(running, value);
         vector += threads;
     }

@@ -79,13 +79,23 @@ impl DeviceInfo {
     }
 }
 
-/// The one parameter every kernel takes, as a kernel argument.
+/// The sizes every kernel takes, as a kernel argument.
 #[repr(transparent)]
 #[derive(Clone, Copy)]
 struct LaunchParams(Params);
-// SAFETY: `Params` is `repr(C)` plain data (`u64`s); the kernels declare it as one 96-byte,
+// SAFETY: `Params` is `repr(C)` plain data (`u64`s); the kernels declare it as one 56-byte,
 // 8-aligned `.param`, which is how CUDA passes a struct by value.
 unsafe impl DeviceRepr for LaunchParams {}
+
+/// The device addresses every kernel takes before its sizes (0 where a kernel uses none).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pointers {
+    pub input: u64,
+    pub partials: u64,
+    pub retired: u64,
+    pub output: u64,
+    pub offsets: u64,
+}
 
 /// Scratch memory, reused from call to call (only this backend's stream touches it).
 #[derive(Default)]
@@ -259,46 +269,56 @@ impl Gpu {
             } else {
                 (between[k % 2], pass.shape.grid as usize)
             };
-            let params = Params {
+            let pointers = Pointers {
                 input,
-                len: pass.len as u64,
                 partials,
-                partials_len: first_grid as u64,
                 retired: counters,
-                retired_len: 1,
                 output,
+                offsets: 0,
+            };
+            let sizes = Params {
+                len: pass.len as u64,
+                partials_len: first_grid as u64,
+                retired_len: 1,
                 output_len: output_len as u64,
                 ..Params::default()
             };
-            self.launch(name, function, pass.shape, params)?;
+            self.launch(name, function, pass.shape, pointers, sizes)?;
             after_pass(k)?;
             input = output;
         }
         Ok(())
     }
 
-    /// One launch of `function` with `params`.
+    /// One launch of `function` with `pointers` and `sizes`.
     pub fn launch(
         &self,
         name: &str,
         function: &CudaFunction,
         shape: plan::LaunchShape,
-        params: Params,
+        pointers: Pointers,
+        sizes: Params,
     ) -> Result<()> {
         let config = LaunchConfig {
             grid_dim: (shape.grid, 1, 1),
             block_dim: (shape.block, 1, 1),
             shared_mem_bytes: shape.shared_bytes as u32,
         };
-        let params = LaunchParams(params);
+        let sizes = LaunchParams(sizes);
         let mut args = self.stream.launch_builder(function);
-        args.arg(&params);
-        // SAFETY: every kernel entry point takes exactly one `Params` (kernels-gpu's registry
-        // generates them all from one macro), and `params` satisfies its launch contract: the
-        // callers size `input`, `partials`, `output` and the counters from the same plan that
-        // sets the grid, the counters are zeroed at allocation and every kernel leaves them at
-        // zero, and the shared memory is the plan's `shared_bytes` for this kernel (which the
-        // simulator checks against the kernel's `shared_array!`s at every launch in CI).
+        args.arg(&pointers.input)
+            .arg(&pointers.partials)
+            .arg(&pointers.retired)
+            .arg(&pointers.output)
+            .arg(&pointers.offsets)
+            .arg(&sizes);
+        // SAFETY: every kernel entry point takes exactly these five 64-bit addresses and one
+        // `Params` (kernels-gpu's registry generates them all from one macro), and they satisfy
+        // its launch contract (`kernels_gpu::params::Launch`): the callers size `input`,
+        // `partials`, `output` and the counters from the same plan that sets the grid, the
+        // counters are zeroed at allocation and every kernel leaves them at zero, and the shared
+        // memory is the plan's `shared_bytes` for this kernel (which the simulator checks
+        // against the kernel's `shared_array!`s at every launch in CI).
         unsafe { args.launch(config) }
             .map(|_| ())
             .map_err(|source| Error::KernelFailed {
