@@ -129,6 +129,20 @@ impl<'g> Timer<'g> {
         let name = plan::entry_name::<T, O>(version, block);
         let sizes = Sizes::of::<T, O>();
         let (function, passes) = self.gpu.plan(version, &name, len, block, sizes, max_blocks)?;
+        self.reduce_passes::<T, O>(&name, &function, &passes, inputs, len, timing)
+    }
+
+    /// [`Timer::reduce`] with the passes given (a tuner's own launch shapes).
+    pub fn reduce_passes<T: Element, O: Operation<T>>(
+        &self,
+        name: &str,
+        function: &CudaFunction,
+        passes: &[Pass],
+        inputs: &[u64],
+        len: usize,
+        timing: Timing,
+    ) -> Result<TimedRun<O::Device>> {
+        let sizes = Sizes::of::<T, O>();
         let output = self.gpu.result_buffer()?;
         let single = passes.len() == 1;
         let mut first_pass = Vec::new();
@@ -145,7 +159,7 @@ impl<'g> Timer<'g> {
             self.preroll()?;
             self.record(0)?;
             self.gpu
-                .enqueue_observed(&name, &function, &passes, sizes, target, |k| {
+                .enqueue_observed(name, function, passes, sizes, target, |k| {
                     if k == 0 && !single {
                         self.record(1).map_err(|e| reduce_rs::Error::Kernels(format!("{e:#}")))?;
                     }
@@ -169,7 +183,7 @@ impl<'g> Timer<'g> {
         let value = device_value::<T, O>(&bits);
         Ok(TimedRun {
             value,
-            passes,
+            passes: passes.to_vec(),
             first_pass_ms: median(&mut first_pass),
             to_result_ms: median(&mut to_result),
             repeat: timing.repeat,

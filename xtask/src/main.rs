@@ -29,12 +29,20 @@ enum Task {
         /// Only build the PTX; do not look for ptxas.
         #[arg(long)]
         no_ptxas: bool,
+        /// An experiment's `--cfg` (e.g. `reduce_exp_fence`): the PTX goes to
+        /// `target/ptx-<cfg>/` only, never to the library's shipped PTX.
+        #[arg(long = "cfg", value_name = "NAME")]
+        cfgs: Vec<String>,
     },
 }
 
 fn main() -> Result<()> {
     match Cli::parse().task {
-        Task::BuildPtx { arch, no_ptxas } => build_ptx(&arch, no_ptxas),
+        Task::BuildPtx {
+            arch,
+            no_ptxas,
+            cfgs,
+        } => build_ptx(&arch, no_ptxas, &cfgs),
     }
 }
 
@@ -48,7 +56,7 @@ fn workspace_root() -> PathBuf {
 /// The architecture the shipped PTX targets (the library's `build.rs` uses the same).
 const PTX_ARCH: &str = "sm_70";
 
-fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
+fn build_ptx(arch: &str, no_ptxas: bool, cfgs: &[String]) -> Result<()> {
     let valid_arch = arch
         .strip_prefix("sm_")
         .is_some_and(|n| n.len() >= 2 && n.bytes().all(|b| b.is_ascii_digit()));
@@ -56,7 +64,12 @@ fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
         bail!("--arch must look like sm_90 (got `{arch}`)");
     }
     let root = workspace_root();
-    let build_dir = root.join("target/nvptx");
+    let experiment = cfgs.join("+");
+    let build_dir = if cfgs.is_empty() {
+        root.join("target/nvptx")
+    } else {
+        root.join(format!("target/nvptx-{experiment}"))
+    };
     let deps = build_dir.join("nvptx64-nvidia-cuda/release/deps");
 
     eprintln!("building kernels-gpu for nvptx64-nvidia-cuda ({PTX_ARCH})");
@@ -83,6 +96,7 @@ fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
             "debuginfo=0",
             "--emit=asm",
         ])
+        .args(cfgs.iter().flat_map(|cfg| ["--cfg", cfg.as_str()]))
         .status()
         .context("running cargo rustc for the nvptx64-nvidia-cuda target")?;
     if !status.success() {
@@ -112,14 +126,20 @@ fn build_ptx(arch: &str, no_ptxas: bool) -> Result<()> {
         .context("hashing the kernel sources")?;
     // What the library embeds (and a dependent crate builds from, on stable Rust).
     let shipped_dir = root.join("reduce/kernels");
-    std::fs::create_dir_all(&shipped_dir)
-        .with_context(|| format!("creating {}", shipped_dir.display()))?;
     let shipped = shipped_dir.join("kernels_gpu.ptx");
-    write(&shipped, &ptx)?;
-    write(&shipped_dir.join("kernels_gpu.source-hash"), &hash)?;
+    if cfgs.is_empty() {
+        std::fs::create_dir_all(&shipped_dir)
+            .with_context(|| format!("creating {}", shipped_dir.display()))?;
+        write(&shipped, &ptx)?;
+        write(&shipped_dir.join("kernels_gpu.source-hash"), &hash)?;
+    }
 
     // What `--ptx-dir target/ptx` loads, with the cubin beside it.
-    let out_dir = root.join("target/ptx");
+    let out_dir = if cfgs.is_empty() {
+        root.join("target/ptx")
+    } else {
+        root.join(format!("target/ptx-{experiment}"))
+    };
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let ptx_path = out_dir.join(format!("kernels_gpu.{arch}.ptx"));
     let cubin_path = ptx_path.with_extension("cubin");

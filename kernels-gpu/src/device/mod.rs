@@ -293,8 +293,9 @@ impl<T: Element> VectorSlice<T> {
             // `split_vectors` placed at a 16-byte boundary, as `Vector16`'s alignment requires.
             let ptr = unsafe { self.ptr.add(first + k * stride) };
             backend::global_access(ptr as usize, 16, false);
-            // SAFETY: as above; readable for the launch by `GlobalSlice::from_raw`'s contract.
-            unsafe { ptr.read() }
+            // SAFETY: as above; readable and unchanging for the launch by
+            // `GlobalSlice::from_raw`'s contract.
+            unsafe { backend::load_vector16(ptr) }
         })
     }
 

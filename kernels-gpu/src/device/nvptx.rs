@@ -89,8 +89,48 @@ pub fn global_timer_ns() -> u64 {
 
 #[inline(always)]
 pub fn thread_fence() {
+    // An experiment (`cargo xtask build-ptx --cfg reduce_exp_fence`): the release/acquire
+    // fence, lighter than `membar.gl` (which PTX defines as `fence.sc.gpu`).
+    #[cfg(reduce_exp_fence)]
+    // SAFETY: a fence; touches no memory itself.
+    unsafe {
+        asm!("fence.acq_rel.gpu;", options(nostack))
+    };
+    #[cfg(not(reduce_exp_fence))]
     // SAFETY: `membar.gl`, a fence; touches no memory itself.
-    unsafe { membar_gl() }
+    unsafe {
+        membar_gl()
+    }
+}
+
+/// One 16-byte vector of the input.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and readable, and nothing writes it during the launch.
+#[inline(always)]
+pub unsafe fn load_vector16<V: Copy>(ptr: *const V) -> V {
+    const { assert!(size_of::<V>() == 16) };
+    // An experiment (`--cfg reduce_exp_nc`): the non-coherent read-only path, `ld.global.nc`,
+    // which the input allows (nothing writes it during the launch).
+    #[cfg(reduce_exp_nc)]
+    {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: the caller's promise; the asm reads 16 bytes at `ptr` and nothing else.
+        unsafe {
+            asm!(
+                "ld.global.nc.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
+                out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d,
+                in(reg64) ptr,
+                options(pure, readonly, nostack)
+            );
+            core::mem::transmute_copy(&[a, b, c, d])
+        }
+    }
+    #[cfg(not(reduce_exp_nc))]
+    // SAFETY: the caller's promise.
+    unsafe {
+        ptr.read()
+    }
 }
 
 #[inline(always)]

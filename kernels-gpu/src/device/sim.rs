@@ -16,6 +16,16 @@ pub fn shuffle_down(mask: u32, word: u32, delta: u32, width: u32) -> (u32, bool)
     (bits as u32, in_range)
 }
 
+/// One 16-byte vector of the input.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and readable.
+#[inline(always)]
+pub unsafe fn load_vector16<V: Copy>(ptr: *const V) -> V {
+    // SAFETY: the caller's promise.
+    unsafe { ptr.read() }
+}
+
 /// In software: the simulator checks the algorithm, the conversion is exact either way.
 #[inline(always)]
 pub fn f16_to_f32(bits: u16) -> f32 {

@@ -56,8 +56,12 @@ use crate::ops::{Reduction, fold};
 use crate::params::Scratch;
 use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 
-/// Vector loads each thread issues before combining them.
+/// Vector loads each thread issues before combining them (8 in the experiment
+/// `--cfg reduce_exp_loads8`).
+#[cfg(not(reduce_exp_loads8))]
 const VECTORS_IN_FLIGHT: usize = 4;
+#[cfg(reduce_exp_loads8)]
+const VECTORS_IN_FLIGHT: usize = 8;
 
 /// Partials each thread of the last block loads at once.
 const PARTIALS_IN_FLIGHT: usize = 8;
@@ -79,12 +83,19 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
     let mut vector = thread;
     let in_flight = VECTORS_IN_FLIGHT * threads;
     while vector + in_flight - threads < vectors.len() {
-        let [a, b, c, d] = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        let value = |v, k: usize| R::vector(v, first_of(vector + k * threads));
-        let group = R::combine(
-            R::combine(value(a, 0), value(b, 1)),
-            R::combine(value(c, 2), value(d, 3)),
-        );
+        let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
+        let value = |k: usize| R::vector(loaded[k], first_of(vector + k * threads));
+        let quad = |k: usize| {
+            R::combine(
+                R::combine(value(k), value(k + 1)),
+                R::combine(value(k + 2), value(k + 3)),
+            )
+        };
+        let group = if VECTORS_IN_FLIGHT == 8 {
+            R::combine(quad(0), quad(4))
+        } else {
+            quad(0)
+        };
         running = R::accumulate(running, group);
         vector += in_flight;
     }
