@@ -78,6 +78,10 @@ impl Key for u64 {
 pub trait Accumulator: Value + PartialEq {
     /// The identity of addition (`-0.0` for floats, so that `-0.0 + -0.0 + …` stays `-0.0`).
     const ZERO: Self;
+    /// The sum of nothing: `+0.0` for floats (as numpy and PyTorch say), `0` for integers.
+    const EMPTY: Self;
+    /// The mean of nothing: NaN for floats (0/0), and 0 for the integers (never a mean's type).
+    const NAN_OR_ZERO: Self;
     fn add(self, other: Self) -> Self;
     /// `self / count` in this type (a mean).
     fn divide(self, count: usize) -> Self;
@@ -388,6 +392,8 @@ macro_rules! float_element {
 
         impl Accumulator for $t {
             const ZERO: Self = -0.0;
+            const EMPTY: Self = 0.0;
+            const NAN_OR_ZERO: Self = <$t>::NAN;
             #[inline(always)]
             fn add(self, other: Self) -> Self {
                 self + other
@@ -531,6 +537,8 @@ macro_rules! int_element {
 
         impl Accumulator for $t {
             const ZERO: Self = 0;
+            const EMPTY: Self = 0;
+            const NAN_OR_ZERO: Self = 0;
             /// Wrapping: two's complement addition is associative, so every order of the
             /// additions gives the same result, the exact sum modulo 2^bits.
             #[inline(always)]

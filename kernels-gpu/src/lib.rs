@@ -50,6 +50,7 @@ pub mod ops;
 pub mod params;
 #[macro_use]
 pub mod registry;
+pub mod shapes;
 pub mod versions;
 
 pub mod read_probe;

@@ -49,6 +49,10 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     }
     /// The result over `count` elements whose accumulator is `acc`.
     fn finish(acc: Self::Acc, count: usize) -> Self::Out;
+    /// What the row and segment kernels write for an empty row: `0` for sums, NaN for means,
+    /// the identity for min and max, and index [`NO_INDEX`] for the arg operators (the host
+    /// turns the last three into "no value").
+    const EMPTY: Self::Out;
     /// What a thread folds its groups of elements into before it combines with other threads:
     /// `Acc` itself, except for float sums, which keep a compensation beside it.
     type Running: Copy;
@@ -99,6 +103,7 @@ impl<T: Element> Reduction<T> for Sum {
     fn finish(acc: T::SumAcc, _count: usize) -> T::SumAcc {
         acc
     }
+    const EMPTY: T::SumAcc = <T::SumAcc as Accumulator>::EMPTY;
     type Running = <T::SumAcc as Accumulator>::Running;
     const START: Self::Running = <T::SumAcc as Accumulator>::START;
     #[inline(always)]
@@ -128,6 +133,7 @@ impl<T: Element> Reduction<T> for Mean {
     fn finish(acc: T::MeanAcc, count: usize) -> T::MeanAcc {
         acc.divide(count)
     }
+    const EMPTY: T::MeanAcc = <T::MeanAcc as Accumulator>::NAN_OR_ZERO;
     type Running = <T::MeanAcc as Accumulator>::Running;
     const START: Self::Running = <T::MeanAcc as Accumulator>::START;
     #[inline(always)]
@@ -191,6 +197,7 @@ impl<T: Element> Reduction<T> for Min {
     fn finish(acc: T, _count: usize) -> T {
         acc
     }
+    const EMPTY: T = Self::IDENTITY;
     plain_running!(T);
 }
 
@@ -215,6 +222,7 @@ impl<T: Element> Reduction<T> for Max {
     fn finish(acc: T, _count: usize) -> T {
         acc
     }
+    const EMPTY: T = Self::IDENTITY;
     plain_running!(T);
 }
 
@@ -301,6 +309,7 @@ macro_rules! arg_op {
             fn finish(acc: Arg<T>, _count: usize) -> Arg<T> {
                 acc
             }
+            const EMPTY: Arg<T> = Self::IDENTITY;
             plain_running!(Arg<T>);
         }
     };

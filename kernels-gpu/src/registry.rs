@@ -239,23 +239,23 @@ macro_rules! for_op_set {
 /// For one (type, op): the entry point, or one per block size. `$args` is
 /// `(mode family name kernel block_param)`.
 macro_rules! for_blocks {
-    (($mode:tt $family:ident $name:ident $kernel:ident, Runtime) $tn:ident [$t:ty] $on:ident [$op:ty]) => {
+    (($mode:tt $family:ident $name:ident $home:ident $kernel:ident, Runtime) $tn:ident [$t:ty] $on:ident [$op:ty]) => {
         pastey::paste! {
-            entry!($mode $family [<$name _ $tn _ $on>] $kernel, $t, $op);
+            entry!($mode $family [<$name _ $tn _ $on>] $home $kernel, $t, $op);
         }
     };
-    (($mode:tt $family:ident $name:ident $kernel:ident, Const) $tn:ident [$t:ty] $on:ident [$op:ty]) => {
+    (($mode:tt $family:ident $name:ident $home:ident $kernel:ident, Const) $tn:ident [$t:ty] $on:ident [$op:ty]) => {
         pastey::paste! {
-            entry!($mode $family [<$name _ $tn _ $on _b64>] $kernel, $t, $op, 64);
-            entry!($mode $family [<$name _ $tn _ $on _b128>] $kernel, $t, $op, 128);
-            entry!($mode $family [<$name _ $tn _ $on _b256>] $kernel, $t, $op, 256);
-            entry!($mode $family [<$name _ $tn _ $on _b512>] $kernel, $t, $op, 512);
-            entry!($mode $family [<$name _ $tn _ $on _b1024>] $kernel, $t, $op, 1024);
+            entry!($mode $family [<$name _ $tn _ $on _b64>] $home $kernel, $t, $op, 64);
+            entry!($mode $family [<$name _ $tn _ $on _b128>] $home $kernel, $t, $op, 128);
+            entry!($mode $family [<$name _ $tn _ $on _b256>] $home $kernel, $t, $op, 256);
+            entry!($mode $family [<$name _ $tn _ $on _b512>] $home $kernel, $t, $op, 512);
+            entry!($mode $family [<$name _ $tn _ $on _b1024>] $home $kernel, $t, $op, 1024);
         }
     };
-    (($mode:tt $family:ident $name:ident $kernel:ident, Fixed($block:literal)) $tn:ident [$t:ty] $on:ident [$op:ty]) => {
+    (($mode:tt $family:ident $name:ident $home:ident $kernel:ident, Fixed($block:literal)) $tn:ident [$t:ty] $on:ident [$op:ty]) => {
         pastey::paste! {
-            entry!($mode $family [<$name _ $tn _ $on>] $kernel, $t, $op, $block);
+            entry!($mode $family [<$name _ $tn _ $on>] $home $kernel, $t, $op, $block);
         }
     };
 }
@@ -263,7 +263,7 @@ macro_rules! for_blocks {
 /// One entry point. `define` makes the function (a PTX kernel on `nvptx64`, a plain function
 /// for the simulator elsewhere); `lookup` is a statement of [`sim_entry`]'s body.
 macro_rules! entry {
-    (define $family:ident $name:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {
+    (define $family:ident $name:ident $home:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {
         /// # Safety
         /// The launch contract of [`crate::params::Params`].
         #[cfg(target_arch = "nvptx64")]
@@ -281,7 +281,7 @@ macro_rules! entry {
         ) {
             let launch = $crate::params::Launch { input, partials, retired, output, offsets, sizes };
             // SAFETY: the caller's launch contract is what the views require.
-            unsafe { family_call!($family launch, $kernel, $t, $op $(, $block)?) }
+            unsafe { family_call!($family launch, $home $kernel, $t, $op $(, $block)?) }
         }
         /// # Safety
         /// The launch contract of [`crate::params::Launch`], with host addresses of buffers
@@ -289,30 +289,40 @@ macro_rules! entry {
         #[cfg(not(target_arch = "nvptx64"))]
         pub unsafe fn $name(launch: $crate::params::Launch) {
             // SAFETY: as above.
-            unsafe { family_call!($family launch, $kernel, $t, $op $(, $block)?) }
+            unsafe { family_call!($family launch, $home $kernel, $t, $op $(, $block)?) }
         }
     };
-    ((lookup $wanted:ident) $family:ident $name:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {
+    ((lookup $wanted:ident) $family:ident $name:ident $home:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {
         if $wanted == stringify!($name) {
             return Some(entries::$name as $crate::registry::SimEntry);
         }
     };
 }
 
-/// How each kernel family's parameters come out of [`crate::params::Params`].
+/// How each kernel family's parameters come out of a [`crate::params::Launch`].
 macro_rules! family_call {
-    (whole $params:ident, $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {{
-        let input = $params.input::<$t>();
-        let scratch = $params.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
-        let output = $params.output::<<$op as $crate::ops::Reduction<$t>>::Out>();
-        $crate::versions::$kernel::<$t, $op $(, $block)?>(input, scratch, output)
+    (whole $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {{
+        let input = $launch.input::<$t>();
+        let scratch = $launch.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
+        let output = $launch.output::<<$op as $crate::ops::Reduction<$t>>::Out>();
+        $crate::$home::$kernel::<$t, $op $(, $block)?>(input, scratch, output)
     }};
-    (segments $params:ident, $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {{
-        let input = $params.input::<$t>();
-        let segments = $params.segments();
-        let scratch = $params.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
-        let output = $params.output::<<$op as $crate::ops::Reduction<$t>>::Out>();
-        $crate::versions::$kernel::<$t, $op $(, $block)?>(input, segments, $params.sizes.split as usize, scratch, output)
+    (segments $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {{
+        let input = $launch.input::<$t>();
+        let segments = $launch.segments();
+        let scratch = $launch.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
+        let output = $launch.output::<<$op as $crate::ops::Reduction<$t>>::Out>();
+        let split = $launch.sizes.split as usize;
+        $crate::$home::$kernel::<$t, $op $(, $block)?>(input, segments, split, scratch, output)
+    }};
+    // `segments` counts the columns, `segment_len` the rows.
+    (columns $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {{
+        let input = $launch.input::<$t>();
+        let scratch = $launch.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
+        let output = $launch.output::<<$op as $crate::ops::Reduction<$t>>::Out>();
+        let (cols, rows) = ($launch.sizes.segments as usize, $launch.sizes.segment_len as usize);
+        let split = $launch.sizes.split as usize;
+        $crate::$home::$kernel::<$t, $op $(, $block)?>(input, cols, rows, split, scratch, output)
     }};
 }
 
@@ -364,23 +374,50 @@ macro_rules! declare_versions {
         pub mod entries {
             #[allow(unused_imports)]
             use super::*;
-            $( pastey::paste! { for_op_set!($ops for_blocks (define whole [<reduce_ $name>] $kernel, $block)); } )*
-            $crate::registry::library_entries!(define);
+            $( pastey::paste! { for_op_set!($ops for_blocks (define whole [<reduce_ $name>] versions $kernel, $block)); } )*
         }
 
         /// The simulator's entry point called `name`, if there is one.
         #[cfg(not(target_arch = "nvptx64"))]
         pub fn sim_entry(wanted: &str) -> Option<SimEntry> {
-            $( pastey::paste! { for_op_set!($ops for_blocks ((lookup wanted) whole [<reduce_ $name>] $kernel, $block)); } )*
-            $crate::registry::library_entries!((lookup wanted));
+            $( pastey::paste! { for_op_set!($ops for_blocks ((lookup wanted) whole [<reduce_ $name>] versions $kernel, $block)); } )*
             None
         }
     };
 }
 
-/// The library's kernels that are not versions of the series (rows, columns, segments).
-macro_rules! library_entries {
-    ($mode:tt) => {};
+/// Declares the library's shape kernels (see [`crate::shapes`]).
+macro_rules! declare_shapes {
+    ($(
+        $name:ident : $module:ident :: $kernel:ident { family: $family:ident, block: Fixed($block:literal) }
+    ),* $(,)?) => {
+        $(
+            pub mod $module;
+            pub use $module::$kernel;
+        )*
+
+        /// Every shape kernel's name and block size.
+        pub const SHAPES: &[(&str, u32)] = &[$((stringify!($name), $block)),*];
+
+        /// The entry points (`rows_warp_f32_sum`, …; every element type and operator).
+        pub mod entries {
+            #[allow(unused_imports)]
+            use super::*;
+            $( for_op_set!(Library for_blocks (define $family $name shapes $kernel, Fixed($block))); )*
+        }
+
+        /// The simulator's entry point called `wanted`, if it is a shape kernel.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub fn sim_entry(wanted: &str) -> Option<$crate::registry::SimEntry> {
+            $( for_op_set!(Library for_blocks ((lookup wanted) $family $name shapes $kernel, Fixed($block))); )*
+            None
+        }
+    };
 }
-pub(crate) use library_entries;
+
+/// The simulator's entry point called `name`: a version's or a shape kernel's.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn sim_entry(name: &str) -> Option<SimEntry> {
+    crate::versions::sim_entry(name).or_else(|| crate::shapes::sim_entry(name))
+}
 

@@ -68,16 +68,18 @@ const PARTIALS_IN_FLIGHT: usize = 8;
 
 /// This thread's share of `input`: its head scalar, its vectors (`VECTORS_IN_FLIGHT` at a
 /// time, each group combined as a tree before it joins the thread's running value), its tail
-/// scalar. Thread `thread` of `threads`; indices are relative to `input`.
+/// scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
+/// arg operators: a row kernel passes where its piece of the row starts).
 #[inline(always)]
 pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
     input: &GlobalSlice<T>,
+    base: usize,
     thread: usize,
     threads: usize,
 ) -> R::Acc {
     let (head, vectors, tail_start) = input.split_vectors();
     let lanes = <T::Vector16 as Vector16<T>>::LANES;
-    let first_of = |vector: usize| head + vector * lanes;
+    let first_of = |vector: usize| base + head + vector * lanes;
 
     let mut running = R::START;
     let mut vector = thread;
@@ -105,11 +107,11 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
         vector += threads;
     }
     if thread < head {
-        running = R::accumulate(running, R::lift(input.load(thread), thread));
+        running = R::accumulate(running, R::lift(input.load(thread), base + thread));
     }
     if tail_start + thread < input.len() {
         let index = tail_start + thread;
-        running = R::accumulate(running, R::lift(input.load(index), index));
+        running = R::accumulate(running, R::lift(input.load(index), base + index));
     }
     R::settle(running)
 }
@@ -127,7 +129,7 @@ pub fn reduce_v8<T: Element, R: Reduction<T>>(
 
     let thread = block_idx_x() as usize * block as usize + tid as usize;
     let threads = block as usize * grid as usize;
-    let acc = thread_reduce_vectorized::<T, R>(&input, thread, threads);
+    let acc = thread_reduce_vectorized::<T, R>(&input, 0, thread, threads);
     let block_value = block_reduce_shuffle::<T, R>(acc, tid, block, &warp_partials);
 
     if grid == 1 {

@@ -1,0 +1,22 @@
+//! The library's kernels for reductions of a shape: every row of a matrix, every column, every
+//! segment of a CSR-style list of offsets. They build on v8 (its vectorised per-thread loop, its
+//! shuffles, its last-block hand-over), one file each, declared once below like the versions.
+//!
+//! Which one runs is the host's choice, by shape, as fast libraries do:
+//!
+//! | kernel | for | each |
+//! |---|---|---|
+//! | [`rows_warp`] | short rows (up to a few KiB) | warp reduces one row |
+//! | [`rows_block`] | long rows, many of them | block reduces one row |
+//! | [`rows_split`] | long rows, few of them | row is cut over several blocks |
+//! | [`columns`] | columns of a row-major matrix | thread walks down one column |
+//!
+//! The row kernels read their rows from [`crate::params::Segments`]: rows of equal length, or
+//! CSR offsets (segments, possibly empty).
+
+declare_shapes! {
+    rows_warp: rows_warp::reduce_rows_warp { family: segments, block: Fixed(256) },
+    rows_block: rows_block::reduce_rows_block { family: segments, block: Fixed(512) },
+    rows_split: rows_split::reduce_rows_split { family: segments, block: Fixed(512) },
+    columns: columns::reduce_columns { family: columns, block: Fixed(256) },
+}

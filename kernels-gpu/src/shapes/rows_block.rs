@@ -1,0 +1,52 @@
+//! # Rows, a block each: long rows, many of them
+//!
+//! Reduces every row (segment) to one result, for rows long enough to keep a whole block busy
+//! and numerous enough to fill the GPU with blocks. Each block takes one row at a time and
+//! reduces it as v8 reduces a whole input — 16-byte loads, several in flight per thread, then
+//! shuffles within each warp and once more across the warps — and thread 0 writes the row's
+//! result. No block hands anything to another, so there is no fence, ticket or second pass.
+//!
+//! ```text
+//! block b:  rows b, b + gridDim, …      thread t: vectors t, t+BLOCK, … of the row
+//!           → warp shuffles → one value per warp in shared memory → warp 0 → output[row]
+//! ```
+//!
+//! # Thread Mapping
+//! Block `b` reduces rows `b + k·gridDim`; thread `t` reads vectors `t + j·BLOCK` of each.
+//!
+//! # Output contract
+//! `output[r]` = the finished result of row `r` (the operator's `EMPTY` for an empty row).
+//! No scratch memory. Shared memory: one accumulator per warp.
+
+use crate::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, grid_dim_x, require_block_dim, shared_array, sync_threads, thread_idx_x};
+use crate::element::Element;
+use crate::ops::Reduction;
+use crate::params::{Scratch, Segments};
+use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
+use crate::versions::reduce_v8_single_pass::thread_reduce_vectorized;
+
+pub fn reduce_rows_block<T: Element, R: Reduction<T>, const BLOCK: u32>(
+    input: GlobalSlice<T>,
+    rows: Segments,
+    _split: usize,
+    _scratch: Scratch<R::Acc>,
+    output: GlobalSliceMut<R::Out>,
+) {
+    require_block_dim::<BLOCK>();
+    let tid = thread_idx_x();
+    let warp_partials = shared_array![R::Acc; (BLOCK / WARP_SIZE) as usize];
+    let mut row = block_idx_x() as usize;
+    while row < rows.count() {
+        let (start, end) = rows.bounds(row);
+        let values = input.sub(start, end - start);
+        let acc = thread_reduce_vectorized::<T, R>(&values, 0, tid as usize, BLOCK as usize);
+        let total = block_reduce_shuffle::<T, R>(acc, tid, BLOCK, &warp_partials);
+        if tid == 0 {
+            let result = if values.is_empty() { R::EMPTY } else { R::finish(total, values.len()) };
+            output.store(row, result);
+        }
+        // The next row's warp partials overwrite these: warp 0 must have read them first.
+        sync_threads();
+        row += grid_dim_x() as usize;
+    }
+}
