@@ -37,6 +37,7 @@ mod input;
 pub mod op;
 pub mod plan;
 mod reducer;
+pub mod shape;
 mod sim;
 mod version;
 
@@ -46,6 +47,7 @@ pub use gpu::DeviceInfo;
 pub use input::{Input, Source};
 pub use op::{Arg, OpKind, Operation};
 pub use reducer::{BackendInfo, Reducer, gpu_available};
+pub use shape::Shape;
 pub use sim::{SIM_MULTIPROCESSORS, SimReport};
 pub use simt::{LaunchStats, Schedule, SimError};
 pub use version::Version;

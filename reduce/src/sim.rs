@@ -8,9 +8,12 @@
 
 use crate::error::{Error, Result};
 use crate::plan::{self, LaunchShape, Pass, Sizes};
+use crate::shape::ShapePlan;
 use crate::version::Version;
 use kernels_gpu::params::{Launch, Params};
+use kernels_gpu::registry::SimEntry;
 use simt::{Access, LaunchConfig, LaunchStats, Region, Schedule};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -39,6 +42,7 @@ struct Memory {
     counters: Vec<u32>,
     between: [Vec<u64>; 2],
     output: Vec<u64>,
+    offsets: Vec<u64>,
     report: SimReport,
 }
 
@@ -46,12 +50,16 @@ struct Memory {
 pub struct Sim {
     schedule: Schedule,
     memory: Mutex<Memory>,
+    /// Kernels run instead of the registered ones of the same name (tests plant broken
+    /// kernels this way).
+    overrides: HashMap<String, SimEntry>,
 }
 
 fn words_for(bytes: usize) -> usize {
     bytes.div_ceil(size_of::<u64>()).max(1)
 }
 
+/// `buffer` with at least `bytes` bytes, every one of them garbage.
 fn poisoned(buffer: &mut Vec<u64>, bytes: usize) {
     let words = words_for(bytes);
     if buffer.len() < words {
@@ -60,11 +68,34 @@ fn poisoned(buffer: &mut Vec<u64>, bytes: usize) {
     buffer.fill(u64::from_ne_bytes([POISON; 8]));
 }
 
+/// `counters` with at least `count` counters; new ones start at 0, old ones keep their value
+/// (the kernels must have left them at 0).
+fn counters_for(counters: &mut Vec<u32>, count: usize) {
+    if counters.len() < count.max(1) {
+        counters.resize(count.max(1), 0);
+    }
+}
+
+fn bytes_of(words: &[u64]) -> &[u8] {
+    // SAFETY: any `u64`s are valid bytes; the slice covers exactly their memory.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), size_of_val(words)) }
+}
+
+/// The global memory of one launch.
+struct Buffers<'a> {
+    input: &'a [u8],
+    offsets: &'a [u64],
+    partials: &'a mut [u64],
+    counters: &'a mut [u32],
+    output: &'a mut [u64],
+}
+
 impl Sim {
     pub fn new(schedule: Schedule) -> Sim {
         Sim {
             schedule,
             memory: Mutex::new(Memory::default()),
+            overrides: HashMap::new(),
         }
     }
 
@@ -72,9 +103,22 @@ impl Sim {
         self.schedule
     }
 
+    /// Runs `entry` wherever the kernel `name` would run.
+    pub fn override_kernel(&mut self, name: &str, entry: SimEntry) {
+        self.overrides.insert(name.to_string(), entry);
+    }
+
     /// What the last reduction's launches did.
     pub fn last_report(&self) -> SimReport {
         self.memory.lock().unwrap_or_else(|p| p.into_inner()).report
+    }
+
+    fn entry(&self, name: &str) -> Result<SimEntry> {
+        self.overrides
+            .get(name)
+            .copied()
+            .or_else(|| kernels_gpu::registry::sim_entry(name))
+            .ok_or_else(|| Error::Kernels(format!("the simulator has no kernel `{name}`")))
     }
 
     /// The passes of `version` over `len` elements with `block` threads, on a GPU of
@@ -87,11 +131,13 @@ impl Sim {
         sizes: Sizes,
         max_blocks: Option<u32>,
     ) -> Result<Vec<Pass>> {
-        let mut resident = plan::resident_blocks(SIM_MULTIPROCESSORS, block);
-        if let Some(max) = max_blocks {
-            resident = resident.min(u64::from(max.max(1)));
-        }
-        plan::passes(version, len, block, sizes, resident)
+        plan::passes(version, len, block, sizes, self.resident_blocks(block, max_blocks))
+    }
+
+    /// Blocks of `block` threads the simulated GPU runs at once (at most `max_blocks`).
+    pub fn resident_blocks(&self, block: u32, max_blocks: Option<u32>) -> u64 {
+        let resident = plan::resident_blocks(SIM_MULTIPROCESSORS, block);
+        max_blocks.map_or(resident, |max| resident.min(u64::from(max.max(1))))
     }
 
     /// Runs every pass of a whole-array reduction over `input` (the bytes of `len` elements)
@@ -107,17 +153,13 @@ impl Sim {
         out_len: usize,
         out_bytes: usize,
     ) -> Result<Vec<u8>> {
-        let entry = kernels_gpu::versions::sim_entry(name).ok_or_else(|| {
-            Error::Kernels(format!("the simulator has no kernel `{name}`"))
-        })?;
+        let entry = self.entry(name)?;
         let started = Instant::now();
         let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
         let memory = &mut *memory;
         memory.report = SimReport::default();
         let first_grid = passes[0].shape.grid as usize;
-        if memory.counters.is_empty() {
-            memory.counters = vec![0; 1];
-        }
+        counters_for(&mut memory.counters, 1);
         let mut source: Option<usize> = None; // which `between` buffer the next pass reads
         for (k, pass) in passes.iter().enumerate() {
             let last = k + 1 == passes.len();
@@ -142,34 +184,72 @@ impl Sim {
                 None => &mut memory.output,
             };
             poisoned(output, output_bytes);
-            let stats = launch(
-                name,
-                entry,
-                pass.shape,
-                self.schedule,
-                input_bytes,
-                if k == 0 { len } else { pass.len },
-                &mut memory.partials,
-                first_grid,
-                &mut memory.counters,
+            let sizes = Params {
+                len: if k == 0 { len } else { pass.len } as u64,
+                partials_len: first_grid as u64,
+                retired_len: 1,
+                output_len: output_len as u64,
+                ..Params::default()
+            };
+            let buffers = Buffers {
+                input: input_bytes,
+                offsets: &[],
+                partials: &mut memory.partials,
+                counters: &mut memory.counters[..1],
                 output,
-                output_len,
-            )?;
-            add(&mut memory.report.stats, &stats);
-            memory.report.launches += 1;
-            if let Some(left) = memory.counters.iter().find(|&&c| c != 0) {
-                let what = format!(
-                    "it left a ticket counter at {left} (the counters must be 0 when a kernel ends, or the next launch miscounts)"
-                );
-                // Reset, so that this report does not break the next, unrelated, reduction.
-                memory.counters.fill(0);
-                return Err(Error::Contract {
-                    kernel: name.to_string(),
-                    what,
-                });
-            }
+            };
+            launch_checked(name, entry, pass.shape, self.schedule, buffers, sizes, &mut memory.report)?;
             source = target;
         }
+        memory.report.wall_time = started.elapsed();
+        Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
+    }
+
+    /// Runs a shape kernel's launch over `input` (the bytes of `len` elements) and returns the
+    /// bytes of its `results` results (`out_bytes` in all). `(segments, segment_len)` are the
+    /// kernel's `Params` fields of those names; `offsets` the segments' offsets, if any.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_shape(
+        &self,
+        name: &str,
+        plan: &ShapePlan,
+        sizes: Sizes,
+        input: &[u8],
+        len: usize,
+        offsets: Option<&[usize]>,
+        (segments, segment_len): (usize, usize),
+        results: usize,
+        out_bytes: usize,
+    ) -> Result<Vec<u8>> {
+        let entry = self.entry(name)?;
+        let started = Instant::now();
+        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
+        let memory = &mut *memory;
+        memory.report = SimReport::default();
+        poisoned(&mut memory.partials, plan.partials * sizes.accumulator);
+        poisoned(&mut memory.output, out_bytes);
+        counters_for(&mut memory.counters, plan.counters);
+        memory.offsets.clear();
+        if let Some(offsets) = offsets {
+            memory.offsets.extend(offsets.iter().map(|&o| o as u64));
+        }
+        let params = Params {
+            len: len as u64,
+            partials_len: plan.partials as u64,
+            retired_len: plan.counters as u64,
+            output_len: results as u64,
+            segments: segments as u64,
+            segment_len: segment_len as u64,
+            split: plan.split as u64,
+        };
+        let buffers = Buffers {
+            input,
+            offsets: &memory.offsets,
+            partials: &mut memory.partials,
+            counters: &mut memory.counters[..plan.counters.max(1)],
+            output: &mut memory.output,
+        };
+        launch_checked(name, entry, plan.launch, self.schedule, buffers, params, &mut memory.report)?;
         memory.report.wall_time = started.elapsed();
         Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
     }
@@ -193,45 +273,37 @@ fn split_between(
     }
 }
 
-fn bytes_of(words: &[u64]) -> &[u8] {
-    // SAFETY: any `u64`s are valid bytes; the slice covers exactly their memory.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), size_of_val(words)) }
-}
-
-/// One simulated launch of `entry` over the given buffers.
-#[allow(clippy::too_many_arguments)]
-fn launch(
+/// One simulated launch of `entry` over `buffers`, then the checks of what it left behind for
+/// the next launch.
+fn launch_checked(
     name: &str,
-    entry: kernels_gpu::registry::SimEntry,
+    entry: SimEntry,
     shape: LaunchShape,
     schedule: Schedule,
-    input: &[u8],
-    len: usize,
-    partials: &mut [u64],
-    partials_len: usize,
-    counters: &mut [u32],
-    output: &mut [u64],
-    output_len: usize,
-) -> Result<LaunchStats> {
-    let regions = [
-        Region::of_slice("input", input, Access::ReadOnly),
-        Region::of_slice("partials", partials, Access::ReadWrite),
-        Region::of_slice("retired", counters, Access::Atomic),
-        Region::of_slice("output", output, Access::ReadWrite),
+    buffers: Buffers<'_>,
+    sizes: Params,
+    report: &mut SimReport,
+) -> Result<()> {
+    let mut regions = vec![
+        Region::of_slice("input", buffers.input, Access::ReadOnly),
+        Region::of_slice("partials", buffers.partials, Access::ReadWrite),
+        Region::of_slice("retired", buffers.counters, Access::Atomic),
+        Region::of_slice("output", buffers.output, Access::ReadWrite),
     ];
+    if !buffers.offsets.is_empty() {
+        regions.push(Region::of_slice("offsets", buffers.offsets, Access::ReadOnly));
+    }
     let launch = Launch {
-        input: input.as_ptr(),
-        partials: partials.as_mut_ptr().cast(),
-        retired: counters.as_mut_ptr(),
-        output: output.as_mut_ptr().cast(),
-        offsets: std::ptr::null(),
-        sizes: Params {
-            len: len as u64,
-            partials_len: partials_len as u64,
-            retired_len: counters.len() as u64,
-            output_len: output_len as u64,
-            ..Params::default()
+        input: buffers.input.as_ptr(),
+        partials: buffers.partials.as_mut_ptr().cast(),
+        retired: buffers.counters.as_mut_ptr(),
+        output: buffers.output.as_mut_ptr().cast(),
+        offsets: if buffers.offsets.is_empty() {
+            std::ptr::null()
+        } else {
+            buffers.offsets.as_ptr()
         },
+        sizes,
     };
     let config = LaunchConfig {
         grid_dim: shape.grid,
@@ -239,13 +311,26 @@ fn launch(
         shared_bytes: shape.shared_bytes,
         schedule,
     };
-    // SAFETY: `launch` satisfies the launch contract with host addresses: `input` holds `len`
-    // elements (the caller passes the bytes of exactly those, or of the previous pass's
-    // values), `partials` at least `partials_len` accumulators, `output` `output_len` results,
-    // and the counters are zero; all four are borrowed for the whole launch, registered as
-    // the regions above, and every access the kernel makes is checked against them.
+    // SAFETY: `launch` satisfies the launch contract with host addresses: the callers size
+    // `input`, `partials`, `output`, `offsets` and the counters from the same plan as `sizes`;
+    // all are borrowed for the whole launch, registered as the regions above, and every access
+    // the kernel makes is checked against them. Counters left non-zero are reported below.
     let kernel = || unsafe { entry(launch) };
-    Ok(simt::launch(name, &config, &regions, &kernel)?)
+    let stats = simt::launch(name, &config, &regions, &kernel)?;
+    add(&mut report.stats, &stats);
+    report.launches += 1;
+    if let Some(left) = buffers.counters.iter().find(|&&c| c != 0) {
+        let what = format!(
+            "it left a ticket counter at {left} (the counters must be 0 when a kernel ends, or the next launch miscounts)"
+        );
+        // Reset, so that this report does not break the next, unrelated, reduction.
+        buffers.counters.fill(0);
+        return Err(Error::Contract {
+            kernel: name.to_string(),
+            what,
+        });
+    }
+    Ok(())
 }
 
 fn add(total: &mut LaunchStats, launch: &LaunchStats) {

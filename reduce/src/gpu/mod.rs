@@ -100,6 +100,10 @@ pub struct Pointers {
 /// Scratch memory, reused from call to call (only this backend's stream touches it).
 #[derive(Default)]
 struct Scratch {
+    /// Segment offsets, copied up as `u64`.
+    offsets: Growing,
+    /// Results of a shape reduction on their way to the host.
+    results: Growing,
     /// Single-pass kernels' per-block partials.
     partials: Growing,
     /// Single-pass kernels' counters; kept at zero by the kernels themselves.
@@ -288,6 +292,83 @@ impl Gpu {
             input = output;
         }
         Ok(())
+    }
+
+    /// Enqueues a shape kernel's launch (`plan`) over `input` (`len` elements), with `offsets`
+    /// (copied up) for segments, writing `results` results to `output`. `(segments,
+    /// segment_len)` are the kernel's `Params` fields of those names.
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue_shape(
+        &self,
+        name: &str,
+        function: &CudaFunction,
+        plan: &crate::shape::ShapePlan,
+        sizes: Sizes,
+        (input, len): (u64, usize),
+        offsets: Option<&[usize]>,
+        (segments, segment_len): (usize, usize),
+        (output, results): (u64, usize),
+    ) -> Result<()> {
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let scratch = &mut guard.0;
+        let counters = scratch
+            .counters
+            .at_least(&self.stream, plan.counters.max(1) * size_of::<u32>())?
+            .ptr();
+        let partials = scratch
+            .partials
+            .at_least(&self.stream, plan.partials.max(1) * sizes.accumulator)?
+            .ptr();
+        let offsets_ptr = match offsets {
+            Some(offsets) => {
+                let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+                let bytes = crate::element::bytes_of(&wide);
+                let buffer = scratch.offsets.at_least(&self.stream, bytes.len())?;
+                // SAFETY: `buffer` holds at least `bytes.len()` bytes, used only on this
+                // stream; a copy from pageable memory has read `bytes` when the call returns.
+                unsafe { result::memcpy_htod_async(buffer.ptr(), bytes, self.stream.cu_stream()) }
+                    .doing(|| "copying the segment offsets to the GPU".into())?;
+                buffer.ptr()
+            }
+            None => 0,
+        };
+        let pointers = Pointers {
+            input,
+            partials,
+            retired: counters,
+            output,
+            offsets: offsets_ptr,
+        };
+        let params = Params {
+            len: len as u64,
+            partials_len: plan.partials as u64,
+            retired_len: plan.counters as u64,
+            output_len: results as u64,
+            segments: segments as u64,
+            segment_len: segment_len as u64,
+            split: plan.split as u64,
+        };
+        self.launch(name, function, plan.launch, pointers, params)
+    }
+
+    /// A device buffer for `bytes` bytes of results on their way to the host.
+    pub fn results_buffer(&self, bytes: usize) -> Result<u64> {
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(guard.0.results.at_least(&self.stream, bytes)?.ptr())
+    }
+
+    /// Copies `bytes` bytes at `src` to a new host vector once the stream gets there, waiting
+    /// for it.
+    pub fn read_back_many(&self, src: u64, bytes: usize) -> Result<Vec<u8>> {
+        let mut host = vec![0u8; bytes];
+        // SAFETY: `src` holds `bytes` bytes written on this stream before the copy; `host` is
+        // ours for the call.
+        unsafe { result::memcpy_dtoh_async(&mut host, src, self.stream.cu_stream()) }
+            .doing(|| "copying the results to the host".into())?;
+        self.stream
+            .synchronize()
+            .doing(|| "waiting for the GPU".into())?;
+        Ok(host)
     }
 
     /// One launch of `function` with `pointers` and `sizes`.

@@ -1,4 +1,7 @@
-//! [`Reducer`]: the handle every reduction goes through.
+//! [`Reducer`]: the handle every reduction goes through. This file: creating one, and whole
+//! inputs; `each.rs`: every row, column or segment.
+
+mod each;
 
 use crate::element::{Element, bytes_of};
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
@@ -42,7 +45,7 @@ pub struct Reducer {
 
 enum Backend {
     Gpu(Box<Gpu>),
-    Sim(Sim),
+    Sim(Box<Sim>),
 }
 
 /// Which backend a [`Reducer`] runs on.
@@ -139,7 +142,7 @@ impl Reducer {
     /// # Ok::<(), reduce_rs::Error>(())
     /// ```
     pub fn simulator_with(schedule: Schedule) -> Reducer {
-        Reducer::with_backend(Backend::Sim(Sim::new(schedule)))
+        Reducer::with_backend(Backend::Sim(Box::new(Sim::new(schedule))))
     }
 
     fn with_backend(backend: Backend) -> Reducer {
@@ -224,6 +227,16 @@ impl Reducer {
         }
         self.block = block;
         Ok(())
+    }
+
+    /// Runs `entry` instead of the simulator's kernel `name` (simulator only): how tests plant
+    /// a broken kernel to see that the checks catch it.
+    #[doc(hidden)]
+    pub fn with_simulated_kernel(mut self, name: &str, entry: kernels_gpu::registry::SimEntry) -> Reducer {
+        if let Backend::Sim(sim) = &mut self.backend {
+            sim.override_kernel(name, entry);
+        }
+        self
     }
 
     /// The version reductions use.

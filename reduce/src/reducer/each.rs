@@ -1,0 +1,191 @@
+//! Reductions of every row, column or segment ([`Shape`]).
+
+use super::{Backend, Reducer, check_context};
+use crate::element::{Element, bytes_of};
+use crate::error::{Error, Result};
+use crate::input::{Input, Source};
+use crate::op::Operation;
+use crate::plan::{self, Sizes};
+use crate::shape::{Shape, ShapeKernel, ShapePlan, plan_shape};
+use cudarc::driver::DevicePtrMut;
+
+impl Reducer {
+    /// Reduces every row, column or segment of `input` with `op` (see [`Shape`]); the results
+    /// come back to the host in order. An empty row or segment gives the operation's result for
+    /// an empty input (`0` for a sum, `None` for the others).
+    ///
+    /// The kernel is chosen by shape: a warp per row for short rows, a block per row for many
+    /// long rows, several blocks per row for few long rows, a thread per column for columns.
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, Shape, ops::ArgMax};
+    /// let reducer = Reducer::simulator();
+    /// let logits = [0.1f32, 0.7, 0.2, /* row 1 */ 0.5, 0.4, 0.1];
+    /// let best = reducer.reduce_each(ArgMax, &logits, Shape::rows(2, 3))?;
+    /// assert_eq!(best, [Some((1, 0.7)), Some((0, 0.5))]);
+    /// # Ok::<(), reduce_rs::Error>(())
+    /// ```
+    pub fn reduce_each<T, O, I>(&self, op: O, input: &I, shape: Shape<'_>) -> Result<Vec<O::Output>>
+    where
+        T: Element,
+        O: Operation<T>,
+        I: Input<T> + ?Sized,
+    {
+        let _ = op;
+        shape.check(input.len())?;
+        let results = shape.results();
+        if results == 0 || input.is_empty() {
+            return Ok(vec![O::empty(); results]);
+        }
+        let device: Vec<O::Device> = match &self.backend {
+            Backend::Gpu(gpu) => {
+                let bytes = results * size_of::<O::Device>();
+                let output = gpu.results_buffer(bytes)?;
+                self.enqueue_each::<T, O, I>(input, &shape, output)?;
+                let name = self.each_plan::<T, O>(&shape).1;
+                let raw = gpu.read_back_many(output, bytes).map_err(|e| match e {
+                    Error::Driver { source, .. } => Error::KernelFailed { kernel: name, source },
+                    other => other,
+                })?;
+                raw.chunks_exact(size_of::<O::Device>())
+                    .map(super::device_value::<T, O>)
+                    .collect()
+            }
+            Backend::Sim(sim) => {
+                let Source::Host(slice) = input.source() else {
+                    return Err(Error::WrongDevice(
+                        "this Reducer is the simulator, which reads host memory: copy the data to the host, or use a GPU Reducer".into(),
+                    ));
+                };
+                let (plan, name) = self.each_plan::<T, O>(&shape);
+                let raw = sim.run_shape(
+                    &name,
+                    &plan,
+                    Sizes::of::<T, O>(),
+                    bytes_of(slice),
+                    slice.len(),
+                    offsets_of(&shape),
+                    kernel_sizes(&shape),
+                    results,
+                    results * size_of::<O::Device>(),
+                )?;
+                raw.chunks_exact(size_of::<O::Device>())
+                    .map(super::device_value::<T, O>)
+                    .collect()
+            }
+        };
+        Ok(device
+            .into_iter()
+            .enumerate()
+            .map(|(i, value)| if shape.len_of(i) == 0 { O::empty() } else { O::output(value) })
+            .collect())
+    }
+
+    /// Reduces every row, column or segment of `input` with `op` into `output` (one result
+    /// each), on the GPU, without waiting for it. Empty rows or segments get `0` for a sum, NaN
+    /// for a mean, the identity for min and max (`+inf`/`-inf`, or the type's largest/smallest
+    /// value) and index `u64::MAX` for argmin and argmax. GPU only.
+    ///
+    /// ```no_run
+    /// use reduce_rs::{Reducer, Shape, ops::Sum};
+    /// let reducer = Reducer::gpu(0)?;
+    /// let stream = reducer.stream().unwrap().clone();
+    /// let matrix = stream.clone_htod(&vec![1.0f32; 64 * 1024])?;
+    /// let mut row_sums = stream.alloc_zeros::<f32>(64)?;
+    /// reducer.reduce_each_into(Sum, &matrix, Shape::rows(64, 1024), &mut row_sums)?;
+    /// assert_eq!(stream.clone_dtoh(&row_sums)?, vec![1024.0; 64]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reduce_each_into<T, O, I, D>(
+        &self,
+        op: O,
+        input: &I,
+        shape: Shape<'_>,
+        output: &mut D,
+    ) -> Result<()>
+    where
+        T: Element,
+        O: Operation<T>,
+        I: Input<T> + ?Sized,
+        D: DevicePtrMut<O::Device>,
+    {
+        let _ = op;
+        shape.check(input.len())?;
+        let Backend::Gpu(gpu) = &self.backend else {
+            return Err(Error::WrongDevice(
+                "reduce_each_into writes to GPU memory; this Reducer is the simulator (use reduce_each)".into(),
+            ));
+        };
+        let results = shape.results();
+        if output.len() < results {
+            return Err(Error::OutputTooSmall {
+                len: output.len(),
+                needed: results,
+            });
+        }
+        if results == 0 {
+            return Ok(());
+        }
+        check_context(gpu, output.stream(), "output")?;
+        // Empty rows included: the kernels write their results too.
+        let (out_ptr, _record_write) = output.device_ptr_mut(gpu.stream());
+        self.enqueue_each::<T, O, I>(input, &shape, out_ptr)
+    }
+
+    /// The kernel and launch for `shape`, and the kernel's entry point.
+    fn each_plan<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
+        let sizes = Sizes::of::<T, O>();
+        let resident = |kernel: ShapeKernel| match &self.backend {
+            Backend::Gpu(gpu) => plan::resident_blocks(gpu.info().multiprocessors, kernel.block()),
+            Backend::Sim(sim) => sim.resident_blocks(kernel.block(), self.max_blocks),
+        };
+        let plan = plan_shape(shape, sizes, resident);
+        let name = format!("{}_{}_{}", plan.kernel.name(), T::DTYPE, O::KIND);
+        (plan, name)
+    }
+
+    /// Enqueues a shape reduction of `input` writing its results to `output` (GPU).
+    fn enqueue_each<T: Element, O: Operation<T>, I: Input<T> + ?Sized>(
+        &self,
+        input: &I,
+        shape: &Shape<'_>,
+        output: u64,
+    ) -> Result<()> {
+        let Backend::Gpu(gpu) = &self.backend else {
+            unreachable!("called for the GPU backend only");
+        };
+        let (plan, name) = self.each_plan::<T, O>(shape);
+        let (function, _) = gpu.kernel(&name, plan.launch.block, plan.launch.shared_bytes)?;
+        let sizes = Sizes::of::<T, O>();
+        let len = input.len();
+        let target = (output, shape.results());
+        match input.source() {
+            Source::Host(slice) => {
+                let input = gpu.upload(bytes_of(slice))?;
+                gpu.enqueue_shape(&name, &function, &plan, sizes, (input, len), offsets_of(shape), kernel_sizes(shape), target)
+            }
+            Source::Device(device) => {
+                check_context(gpu, device.stream(), "input")?;
+                let (input, _record_read) = device.device_ptr(gpu.stream());
+                gpu.enqueue_shape(&name, &function, &plan, sizes, (input, len), offsets_of(shape), kernel_sizes(shape), target)
+            }
+        }
+    }
+}
+
+/// The segments' offsets, for the kernels that read them.
+fn offsets_of<'a>(shape: &Shape<'a>) -> Option<&'a [usize]> {
+    match *shape {
+        Shape::Segments(offsets) => Some(offsets),
+        _ => None,
+    }
+}
+
+/// The kernels' `(segments, segment_len)`: rows and their length, or columns and the rows.
+fn kernel_sizes(shape: &Shape<'_>) -> (usize, usize) {
+    match *shape {
+        Shape::Rows { rows, cols } => (rows, cols),
+        Shape::Columns { rows, cols } => (cols, rows),
+        Shape::Segments(offsets) => (offsets.len() - 1, 0),
+    }
+}

@@ -1,0 +1,272 @@
+//! Reductions of a shape: every row of a matrix, every column, every segment — and which kernel
+//! runs them.
+
+use crate::error::{Error, Result};
+use crate::plan::{LaunchShape, Sizes};
+use kernels_gpu::launch::WARP_SIZE;
+
+/// What to reduce each of: rows or columns of a row-major matrix, or segments of a list.
+///
+/// ```
+/// use reduce_rs::{Reducer, Shape, ops::Sum};
+/// let reducer = Reducer::simulator();
+/// let matrix = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 rows of 3
+/// assert_eq!(reducer.reduce_each(Sum, &matrix, Shape::rows(2, 3))?, [6.0, 15.0]);
+/// assert_eq!(reducer.reduce_each(Sum, &matrix, Shape::columns(2, 3))?, [5.0, 7.0, 9.0]);
+/// let offsets = [0, 1, 1, 6]; // segments [0, 1), [1, 1) (empty), [1, 6)
+/// assert_eq!(reducer.reduce_each(Sum, &matrix, Shape::segments(&offsets))?, [1.0, 0.0, 20.0]);
+/// # Ok::<(), reduce_rs::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape<'a> {
+    /// Every row of a `rows × cols` row-major matrix: `rows` results.
+    Rows { rows: usize, cols: usize },
+    /// Every column of a `rows × cols` row-major matrix: `cols` results (the arg operations
+    /// return the row).
+    Columns { rows: usize, cols: usize },
+    /// Segment `i` is `offsets[i]..offsets[i + 1]` (CSR style, ascending, possibly empty):
+    /// `offsets.len() - 1` results.
+    Segments(&'a [usize]),
+}
+
+impl<'a> Shape<'a> {
+    /// Every row of a `rows × cols` row-major matrix.
+    pub fn rows(rows: usize, cols: usize) -> Shape<'a> {
+        Shape::Rows { rows, cols }
+    }
+
+    /// Every column of a `rows × cols` row-major matrix.
+    pub fn columns(rows: usize, cols: usize) -> Shape<'a> {
+        Shape::Columns { rows, cols }
+    }
+
+    /// The segments between consecutive `offsets`.
+    pub fn segments(offsets: &'a [usize]) -> Shape<'a> {
+        Shape::Segments(offsets)
+    }
+
+    /// How many results: rows, columns or segments.
+    pub fn results(&self) -> usize {
+        match *self {
+            Shape::Rows { rows, .. } => rows,
+            Shape::Columns { cols, .. } => cols,
+            Shape::Segments(offsets) => offsets.len().saturating_sub(1),
+        }
+    }
+
+    /// The number of elements result `i` reduces.
+    pub fn len_of(&self, i: usize) -> usize {
+        match *self {
+            Shape::Rows { cols, .. } => cols,
+            Shape::Columns { rows, .. } => rows,
+            Shape::Segments(offsets) => offsets[i + 1] - offsets[i],
+        }
+    }
+
+    /// Checks the shape against an input of `len` elements.
+    pub fn check(&self, len: usize) -> Result<()> {
+        match *self {
+            Shape::Rows { rows, cols } | Shape::Columns { rows, cols } => {
+                let elements = rows.checked_mul(cols).ok_or_else(|| {
+                    Error::Shape(format!("{rows} × {cols} elements do not fit in this machine's address space"))
+                })?;
+                if elements != len {
+                    return Err(Error::Shape(format!(
+                        "a {rows} × {cols} matrix has {elements} elements, but the input has {len}"
+                    )));
+                }
+                if rows > u32::MAX as usize || cols > u32::MAX as usize {
+                    return Err(Error::Shape(format!(
+                        "{rows} × {cols}: at most 2^32 - 1 rows and columns"
+                    )));
+                }
+                Ok(())
+            }
+            Shape::Segments(offsets) => {
+                if offsets.is_empty() {
+                    return Err(Error::Shape(
+                        "segment offsets need at least one entry (n segments have n + 1 offsets)".into(),
+                    ));
+                }
+                if let Some(at) = offsets.windows(2).position(|pair| pair[0] > pair[1]) {
+                    return Err(Error::Shape(format!(
+                        "segment offsets must not decrease: offsets[{at}] = {} > offsets[{}] = {}",
+                        offsets[at],
+                        at + 1,
+                        offsets[at + 1]
+                    )));
+                }
+                let last = offsets[offsets.len() - 1];
+                if last > len {
+                    return Err(Error::Shape(format!(
+                        "the last segment ends at {last}, past the input's {len} elements"
+                    )));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The kernels that reduce shapes (`kernels_gpu::shapes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeKernel {
+    RowsWarp,
+    RowsBlock,
+    RowsSplit,
+    Columns,
+}
+
+impl ShapeKernel {
+    /// The entry point's prefix (`rows_warp`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ShapeKernel::RowsWarp => "rows_warp",
+            ShapeKernel::RowsBlock => "rows_block",
+            ShapeKernel::RowsSplit => "rows_split",
+            ShapeKernel::Columns => "columns",
+        }
+    }
+
+    /// Threads per block (fixed: the kernels are built for this size).
+    pub fn block(self) -> u32 {
+        kernels_gpu::shapes::SHAPES
+            .iter()
+            .find(|(name, _)| *name == self.name())
+            .map_or(256, |&(_, block)| block)
+    }
+}
+
+/// Rows of at most this many bytes go to a warp each: a warp's 32 lanes then load at most 8
+/// vectors each, and a block holds 8 rows.
+pub const WARP_ROW_BYTES: usize = 4096;
+
+/// One launch of a shape kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapePlan {
+    pub kernel: ShapeKernel,
+    pub launch: LaunchShape,
+    /// Blocks per row (`RowsSplit`) or bands of rows (`Columns`); 1 otherwise.
+    pub split: usize,
+    /// Accumulators of scratch the launch needs, and ticket counters.
+    pub partials: usize,
+    pub counters: usize,
+}
+
+/// Chooses the kernel and launch for `shape` over elements of `sizes`, on a GPU that runs
+/// `resident(kernel)` blocks of a kernel at once.
+pub fn plan_shape(shape: &Shape<'_>, sizes: Sizes, resident: impl Fn(ShapeKernel) -> u64) -> ShapePlan {
+    let results = shape.results();
+    let per_warp_shared = |block: u32| (block / WARP_SIZE) as usize * sizes.accumulator;
+    let with_ticket = |block: u32| per_warp_shared(block).next_multiple_of(4) + 4;
+    let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
+        let block = kernel.block();
+        let shared_bytes = match kernel {
+            ShapeKernel::RowsWarp => 0,
+            ShapeKernel::RowsBlock => per_warp_shared(block),
+            ShapeKernel::RowsSplit => with_ticket(block),
+            ShapeKernel::Columns => 4,
+        };
+        ShapePlan {
+            kernel,
+            launch: LaunchShape {
+                grid: grid.clamp(1, crate::plan::MAX_GRID) as u32,
+                block,
+                shared_bytes,
+            },
+            split,
+            partials,
+            counters,
+        }
+    };
+    match *shape {
+        Shape::Columns { rows, cols } => {
+            let kernel = ShapeKernel::Columns;
+            let block = kernel.block() as usize;
+            let tiles = cols.div_ceil(block).max(1);
+            // Enough bands to fill the GPU, each at least 32 rows long.
+            let wanted = (resident(kernel) as usize).div_ceil(tiles);
+            let split = wanted.min(rows.div_ceil(32)).max(1);
+            plan(kernel, (tiles * split) as u64, split, split * cols, tiles)
+        }
+        Shape::Rows { rows, cols } => {
+            let row_bytes = cols * sizes.element;
+            if row_bytes <= WARP_ROW_BYTES {
+                let kernel = ShapeKernel::RowsWarp;
+                let rows_per_block = (kernel.block() / WARP_SIZE) as usize;
+                let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
+                plan(kernel, grid, 1, 0, 0)
+            } else {
+                let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
+                if rows >= resident_blocks {
+                    plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0)
+                } else {
+                    let kernel = ShapeKernel::RowsSplit;
+                    // Each block at least one group of loads per thread (4 vectors).
+                    let lanes = (16 / sizes.element).max(1);
+                    let per_block = kernel.block() as usize * 4 * lanes;
+                    let split = resident(kernel)
+                        .max(1)
+                        .div_ceil(rows.max(1) as u64)
+                        .min(cols.div_ceil(per_block).max(1) as u64) as usize;
+                    plan(kernel, (rows * split) as u64, split, rows * split, rows)
+                }
+            }
+        }
+        Shape::Segments(offsets) => {
+            let total = offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0);
+            let average_bytes = total.div_ceil(results.max(1)) * sizes.element;
+            if average_bytes <= WARP_ROW_BYTES {
+                let kernel = ShapeKernel::RowsWarp;
+                let rows_per_block = (kernel.block() / WARP_SIZE) as usize;
+                let grid = (results.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
+                plan(kernel, grid, 1, 0, 0)
+            } else {
+                plan(ShapeKernel::RowsBlock, results as u64, 1, 0, 0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F32: Sizes = Sizes {
+        element: 4,
+        accumulator: 4,
+    };
+    fn h100(kernel: ShapeKernel) -> u64 {
+        132 * u64::from(2048 / kernel.block())
+    }
+
+    #[test]
+    fn chooses_the_kernel_by_shape() {
+        let short = plan_shape(&Shape::rows(65536, 512), F32, h100);
+        assert_eq!(short.kernel, ShapeKernel::RowsWarp);
+        let many_long = plan_shape(&Shape::rows(8192, 8192), F32, h100);
+        assert_eq!((many_long.kernel, many_long.launch.grid), (ShapeKernel::RowsBlock, 8192));
+        let few_long = plan_shape(&Shape::rows(16, 1 << 22), F32, h100);
+        assert_eq!(few_long.kernel, ShapeKernel::RowsSplit);
+        assert_eq!(few_long.launch.grid as usize, 16 * few_long.split);
+        assert_eq!(few_long.counters, 16);
+        let columns = plan_shape(&Shape::columns(8192, 8192), F32, h100);
+        assert_eq!(columns.kernel, ShapeKernel::Columns);
+        assert_eq!(columns.counters, 32);
+        assert!(columns.split > 1 && columns.partials == columns.split * 8192);
+        let offsets = [0, 10, 10, 500];
+        assert_eq!(plan_shape(&Shape::segments(&offsets), F32, h100).kernel, ShapeKernel::RowsWarp);
+    }
+
+    #[test]
+    fn shapes_are_checked_against_the_input() {
+        assert!(Shape::rows(3, 4).check(12).is_ok());
+        assert!(Shape::rows(3, 4).check(13).unwrap_err().to_string().contains("has 13"));
+        assert!(Shape::rows(usize::MAX, 2).check(0).is_err());
+        assert!(Shape::segments(&[]).check(0).is_err());
+        assert!(Shape::segments(&[0, 5, 3]).check(9).unwrap_err().to_string().contains("must not decrease"));
+        assert!(Shape::segments(&[0, 10]).check(9).unwrap_err().to_string().contains("past the input"));
+        assert!(Shape::segments(&[2, 2, 5]).check(9).is_ok());
+        assert_eq!(Shape::segments(&[2, 2, 5]).results(), 2);
+    }
+}
