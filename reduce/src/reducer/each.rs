@@ -132,7 +132,18 @@ impl Reducer {
         self.enqueue_each::<T, O, I>(input, &shape, out_ptr)
     }
 
-    /// The kernel and launch for `shape`, and the kernel's entry point.
+    /// The kernel and launch [`Reducer::reduce_each`] uses for `shape`, and the kernel's entry
+    /// point (`rows_block_f32_sum`).
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, Shape, ops::Sum, shape::ShapeKernel};
+    /// let (plan, name) = Reducer::simulator().plan_each::<f32, Sum>(&Shape::rows(1000, 64));
+    /// assert_eq!((plan.kernel, name.as_str()), (ShapeKernel::RowsWarp, "rows_warp_f32_sum"));
+    /// ```
+    pub fn plan_each<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
+        self.each_plan::<T, O>(shape)
+    }
+
     fn each_plan<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
         let sizes = Sizes::of::<T, O>();
         let resident = |kernel: ShapeKernel| match &self.backend {
