@@ -2,7 +2,6 @@
 //! read from files, the CPU reference and checks, GPU timing, reports.
 
 pub mod bench;
-pub mod chart;
 pub mod element;
 pub mod file;
 pub mod input;
