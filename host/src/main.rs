@@ -160,7 +160,9 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     let loaded = match &cli.input {
         Some(path) => {
             if given("n") || given("pattern") || given("seed") {
-                bail!("--input reads its elements from the file: leave out --n, --pattern and --seed");
+                bail!(
+                    "--input reads its elements from the file: leave out --n, --pattern and --seed"
+                );
             }
             let limit = match reducer.gpu_backend() {
                 Some(gpu) => Some((gpu.memory()?.0, "the GPU's free memory")),
@@ -183,7 +185,11 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
             loaded.dtype,
             loaded.len(),
             Source::File {
-                path: cli.input.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                path: cli
+                    .input
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
             },
         ),
         None => {
@@ -223,17 +229,24 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     if !single {
         print_table_header();
     }
-    run_versions(&mut reducer, &selected, &case, loaded.as_ref(), timing, |version, result| {
-        all_pass &= result.as_ref().is_ok_and(|o| o.verdict.pass);
-        if single {
-            match &result {
-                Ok(outcome) => print_outcome(&case, outcome),
-                Err(error) => eprintln!("error: {}: {error:#}", version.name()),
+    run_versions(
+        &mut reducer,
+        &selected,
+        &case,
+        loaded.as_ref(),
+        timing,
+        |version, result| {
+            all_pass &= result.as_ref().is_ok_and(|o| o.verdict.pass);
+            if single {
+                match &result {
+                    Ok(outcome) => print_outcome(&case, outcome),
+                    Err(error) => eprintln!("error: {}: {error:#}", version.name()),
+                }
+            } else {
+                print_row(&case, version, &result.map_err(|e| format!("{e:#}")));
             }
-        } else {
-            print_row(&case, version, &result.map_err(|e| format!("{e:#}")));
-        }
-    })
+        },
+    )
     .context("running the versions")?;
     Ok(all_pass)
 }

@@ -131,7 +131,14 @@ pub fn print_table_header() {
     println!();
     println!(
         "{:<4} {:<18} {:<24} {:>11} {:>7} {:>11} {:>18} {:>9}  result",
-        "ver", "technique", "launch (first pass)", "1st pass ms", "GB/s", "result ms", "value", "rel.err"
+        "ver",
+        "technique",
+        "launch (first pass)",
+        "1st pass ms",
+        "GB/s",
+        "result ms",
+        "value",
+        "rel.err"
     );
 }
 
@@ -183,7 +190,11 @@ pub fn print_list() {
     for v in Version::all() {
         let tuned = match v.info().tuned_block {
             kernels_gpu::registry::TunedBlock::Fixed(block) => block.to_string(),
-            kernels_gpu::registry::TunedBlock::BySize { small, large, up_to } => {
+            kernels_gpu::registry::TunedBlock::BySize {
+                small,
+                large,
+                up_to,
+            } => {
                 format!("{small} to 2^{}, then {large}", up_to.ilog2())
             }
         };
@@ -197,7 +208,11 @@ pub fn print_list() {
         );
     }
     println!();
-    println!("The tutorial series this project follows numbers its code chapters from 0 (v0…v7), as");
-    println!("this project does; its diagrams and notebook, and Mark Harris's slides, number them from 1");
+    println!(
+        "The tutorial series this project follows numbers its code chapters from 0 (v0…v7), as"
+    );
+    println!(
+        "this project does; its diagrams and notebook, and Mark Harris's slides, number them from 1"
+    );
     println!("(their V2 is v1 here, V4 is v3, V5 is v4).");
 }

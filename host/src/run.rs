@@ -228,7 +228,11 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
                         timing,
                     )?;
                     let additions = plan::additions_per_element(version, &run.passes);
-                    let got = if case.len == 0 { O::empty() } else { O::output(run.value) };
+                    let got = if case.len == 0 {
+                        O::empty()
+                    } else {
+                        O::output(run.value)
+                    };
                     Ok(Outcome {
                         version,
                         additions,
@@ -272,7 +276,10 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
 /// Copies `input` to the GPU (once for every version) and returns its device address.
 fn upload<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<u64> {
     gpu.upload_elements(input).with_context(|| {
-        format!("copying the input ({} MiB) to the GPU", size_of_val(input) >> 20)
+        format!(
+            "copying the input ({} MiB) to the GPU",
+            size_of_val(input) >> 20
+        )
     })
 }
 
