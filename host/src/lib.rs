@@ -2,6 +2,7 @@
 //! read from files, the CPU reference and checks, GPU timing, reports.
 
 pub mod bench;
+pub mod cli;
 pub mod element;
 pub mod file;
 pub mod input;

@@ -4,104 +4,22 @@
 
 use anyhow::{Context, Result, bail};
 use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
-use host::bench::{self, BenchArgs, BenchOptions};
-use host::element::{DType, OpKind};
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use host::bench::{self, BenchOptions};
+use host::cli::{Cli, What};
 use host::file;
-use host::input::Pattern;
-use host::report::{print_header, print_list, print_outcome, print_row, print_table_header};
+use host::report::{
+    format_list, print_header, print_outcome, print_row, print_table_header, terminal_width,
+};
 use host::run::{BackendChoice, Case, Source, describe, open_backend, run_versions};
-use host::size::parse_len;
 use host::timing::Timing;
-use kernels_gpu::launch::BLOCK_SIZES;
 use reduce_rs::{Schedule, Version};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The tutorial's problem size: 32M f32.
 const GPU_DEFAULT_LEN: usize = 1 << 25;
 /// Without `--n`, the simulator reduces 2^20 elements: about a second for the slowest version.
 const SIM_DEFAULT_LEN: usize = 1 << 20;
-
-#[derive(Parser)]
-#[command(
-    name = "reduce-rs",
-    version,
-    about = "Runs the reduction series (v0–v8) on the GPU or the CPU simulator, checks and times it",
-    after_help = "Examples:\n  reduce-rs v5                    v5 on 2^25 f32 on the GPU (or 2^20 on the simulator)\n  reduce-rs all --n 2^20          every version as one table\n  reduce-rs unroll-last-warp --dtype i32 --op max\n  reduce-rs v8 --input data.npy --op argmax\n  reduce-rs list                  versions, techniques, where each comes from\n  reduce-rs bench                 every version × 2^10..2^28 × every type on the GPU (needs a GPU)"
-)]
-struct Cli {
-    /// `list`, `all`, `bench` (the sweep: see Bench options), or a version: v0…v8, 0…8, or its
-    /// technique (e.g. unroll-last-warp)
-    what: String,
-    /// Elements to reduce [default: 2^25 on the GPU, 2^20 on the simulator]; e.g. 2^25, 32M, 1e6, 2^25+7
-    #[arg(long, value_parser = parse_len)]
-    n: Option<usize>,
-    /// Reduce the elements of this file: a .npy (f2, f4, f8, i4, i8, u4, u8; any shape) or raw
-    /// elements of --dtype
-    #[arg(long)]
-    input: Option<PathBuf>,
-    /// Threads per block [default: each version's tuned size; `list` shows them]
-    #[arg(long, value_parser = parse_block)]
-    block: Option<u32>,
-    /// Element type: f32, f64, i32, u32, i64, u64, f16, bf16 (v0–v7: the first four)
-    #[arg(long, value_parser = parse_dtype, default_value = "f32")]
-    dtype: DType,
-    /// Operation: sum, min, max, argmin, argmax, mean (v0–v7: the first three)
-    #[arg(long, value_parser = parse_op, default_value = "sum")]
-    op: OpKind,
-    /// Input values (generated inputs)
-    #[arg(long, value_enum, default_value_t = Pattern::Random)]
-    pattern: Pattern,
-    /// Seed of the input generator
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Where to run: the GPU if there is one (auto), the GPU, or the CPU simulator
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
-    backend: BackendChoice,
-    /// Timed repetitions on the GPU (the median is reported)
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
-    repeat: u32,
-    /// Untimed runs before timing
-    #[arg(long, default_value_t = 3)]
-    warmup: u32,
-    /// Simulator: shuffle the thread schedule from this seed (default: in order)
-    #[arg(long)]
-    schedule_seed: Option<u64>,
-    /// Load the kernels from this directory (written by `cargo xtask build-ptx`) instead of the
-    /// PTX embedded in the library
-    #[arg(long, env = "REDUCE_PTX_DIR")]
-    ptx_dir: Option<PathBuf>,
-    #[command(flatten)]
-    bench: BenchArgs,
-}
-
-fn parse_block(text: &str) -> Result<u32, String> {
-    let valid = || format!("block size must be one of {BLOCK_SIZES:?}");
-    let block: u32 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number; {}", valid()))?;
-    if BLOCK_SIZES.contains(&block) {
-        Ok(block)
-    } else {
-        Err(format!("{block} is not supported; {}", valid()))
-    }
-}
-
-fn parse_dtype(text: &str) -> Result<DType, String> {
-    DType::parse(text).ok_or_else(|| {
-        let valid: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
-        format!("`{text}` is not an element type ({})", valid.join(", "))
-    })
-}
-
-fn parse_op(text: &str) -> Result<OpKind, String> {
-    OpKind::parse(text).ok_or_else(|| {
-        let valid: Vec<&str> = OpKind::ALL.iter().map(|o| o.name()).collect();
-        format!("`{text}` is not an operation ({})", valid.join(", "))
-    })
-}
 
 fn main() -> ExitCode {
     // Parsed in two steps so that `run` can tell flags given from defaults (`bench` refuses
@@ -123,25 +41,31 @@ fn main() -> ExitCode {
 /// `Ok(false)` when a result failed its check.
 fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    bench::check_flags(&cli.what, given, cli.op, cli.backend).map_err(anyhow::Error::msg)?;
+    bench::check_flags(cli.what == What::Bench, given, cli.op, cli.backend)
+        .map_err(anyhow::Error::msg)?;
     let timing = Timing {
         warmup: cli.warmup,
         repeat: cli.repeat,
     };
-    let what = cli.what.trim().to_ascii_lowercase();
-    let selected: Vec<Version> = match what.as_str() {
-        "list" => {
-            print_list();
+    let selected: Vec<Version> = match cli.what {
+        What::Help => {
+            Cli::command()
+                .print_long_help()
+                .context("printing the help")?;
             return Ok(true);
         }
-        "bench" => {
+        What::List => {
+            print!("{}", format_list(terminal_width()));
+            return Ok(true);
+        }
+        What::Bench => {
             let dtype = given("dtype").then_some(cli.dtype);
             let options =
                 BenchOptions::new(&cli.bench, dtype, cli.block, timing, cli.ptx_dir.clone());
             return bench::run(&options);
         }
-        "all" => Version::all().collect(),
-        name => vec![Version::find(name)?],
+        What::All => Version::all().collect(),
+        What::One(version) => vec![version],
     };
     let schedule = cli
         .schedule_seed
@@ -192,8 +116,9 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
                     .unwrap_or_default(),
             },
         ),
-        None => {
-            let len = match (cli.n, on_gpu) {
+        None => (
+            cli.dtype,
+            match (cli.n, on_gpu) {
                 (Some(n), _) => n,
                 (None, true) => GPU_DEFAULT_LEN,
                 (None, false) => {
@@ -202,16 +127,12 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
                     );
                     SIM_DEFAULT_LEN
                 }
-            };
-            (
-                cli.dtype,
-                len,
-                Source::Generated {
-                    pattern: cli.pattern,
-                    seed: cli.seed,
-                },
-            )
-        }
+            },
+            Source::Generated {
+                pattern: cli.pattern,
+                seed: cli.seed,
+            },
+        ),
     };
     let case = Case {
         dtype,

@@ -1,4 +1,5 @@
-//! Parsing element counts as users write them: `33554432`, `2^25`, `32M`, `1e6`, `2^32+3`.
+//! Element counts as users write them (`33554432`, `2^25`, `32M`, `1e6`, `2^32+3`) and as the
+//! program writes them back (`2^25`).
 
 /// Parses `text` as an element count; the error says which forms are accepted, or that the
 /// count is negative or too large to address.
@@ -85,6 +86,15 @@ fn count(cleaned: &str) -> Result<usize, Problem> {
         }
     }
     number(cleaned)
+}
+
+/// `2^k` for powers of two, else the number.
+pub fn size_label(n: usize) -> String {
+    if n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
 }
 
 #[cfg(test)]

@@ -16,14 +16,14 @@ pub const OUT_DEFAULT: &str = "bench-out";
 
 /// The options only `bench` reads; `check_flags` rejects them on other commands.
 #[derive(clap::Args, Clone, Debug)]
-#[command(next_help_heading = "Bench options (host bench)")]
+#[command(next_help_heading = "Bench options (reduce-rs bench)")]
 pub struct BenchArgs {
     /// Element types: a comma list or `all` (= f32,f64,i32,u32) [default: all, or --dtype when given]
     #[arg(long, value_parser = parse_dtypes)]
     pub dtypes: Option<DTypeList>,
     /// Element counts: a comma list (2^20,1e6,32M) and/or ranges a..b[:s] of powers of two with
     /// exponent step s (default 2: 2^10..2^28 is every power of 4)
-    #[arg(long, default_value = SIZES_DEFAULT, value_parser = parse_sizes)]
+    #[arg(long, default_value = SIZES_DEFAULT, value_parser = parse_sizes, allow_negative_numbers = true)]
     pub sizes: SizeList,
     /// Versions in the order of the table (the speedup column compares each with the previous):
     /// a comma list (v0,v5,multi-add) or `all`
@@ -63,17 +63,19 @@ const NOT_FOR_BENCH: [(&str, &str, &str); 4] = [
 ];
 
 /// Refuses flags that the command would silently ignore: bench's own flags on other commands,
-/// and single-run flags on bench. `given(id)` says whether the flag with that clap id was on
-/// the command line.
+/// and single-run flags on bench (`bench`: the command is `bench`). `given(id)` says whether
+/// the flag with that clap id was on the command line.
 pub fn check_flags(
-    what: &str,
+    bench: bool,
     given: impl Fn(&str) -> bool,
     op: OpKind,
     backend: BackendChoice,
 ) -> Result<(), String> {
-    if what != "bench" {
+    if !bench {
         return match BENCH_ONLY.iter().find(|(id, _)| given(id)) {
-            Some((_, flag)) => Err(format!("{flag} is a `bench` option (host bench {flag} …)")),
+            Some((_, flag)) => Err(format!(
+                "{flag} is a `bench` option (reduce-rs bench {flag} …)"
+            )),
             None => Ok(()),
         };
     }
@@ -86,7 +88,7 @@ pub fn check_flags(
         ));
     }
     if backend == BackendChoice::Sim {
-        return Err("bench times the GPU; the simulator has no timing (`host all --backend sim` checks every version)".into());
+        return Err("bench times the GPU; the simulator has no timing (`reduce-rs all --backend sim` checks every version)".into());
     }
     if given("dtype") && given("dtypes") {
         return Err("give --dtype (one type) or --dtypes (a list), not both".into());
@@ -357,7 +359,8 @@ mod tests {
     #[test]
     fn flags_are_refused_where_they_would_be_ignored() {
         let only = |ids: &'static [&'static str]| move |id: &str| ids.contains(&id);
-        let ok = |what, given| check_flags(what, given, OpKind::Sum, BackendChoice::Auto);
+        let ok =
+            |what, given| check_flags(what == "bench", given, OpKind::Sum, BackendChoice::Auto);
         assert!(ok("bench", only(&["sizes", "dtypes", "block", "repeat"])).is_ok());
         assert!(ok("bench", only(&["dtype", "op"])).is_ok());
         assert!(ok("v5", only(&["n", "dtype"])).is_ok());
@@ -382,9 +385,9 @@ mod tests {
                 .unwrap_err()
                 .contains("not both")
         );
-        let max = check_flags("bench", only(&["op"]), OpKind::Max, BackendChoice::Auto);
+        let max = check_flags(true, only(&["op"]), OpKind::Max, BackendChoice::Auto);
         assert!(max.unwrap_err().contains("sum only"));
-        let sim = check_flags("bench", only(&["backend"]), OpKind::Sum, BackendChoice::Sim);
+        let sim = check_flags(true, only(&["backend"]), OpKind::Sum, BackendChoice::Sim);
         assert!(sim.unwrap_err().contains("simulator"));
     }
 }

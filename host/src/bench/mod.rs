@@ -1,4 +1,4 @@
-//! `host bench`: sweeps versions × sizes × element types on the GPU, with the read-only
+//! `reduce-rs bench`: sweeps versions × sizes × element types on the GPU, with the read-only
 //! bandwidth probe as the ceiling and (where `nvcc` is installed) CUB's `DeviceReduce::Sum` and
 //! the CUDA C++ originals from `bench/cuda/reduce_ref.cu` beside them. Prints one table per
 //! type and writes `bench.csv`, `bench.json` and one SVG chart per type.
@@ -43,7 +43,7 @@ use report::format_report;
 use rows::{Check, Header, Row, Subject, fill_derived, gbps, size_label, sort_rows};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The input every case reduces: random, seed 1 (the same as `host v5`'s default).
+/// The input every case reduces: random, seed 1 (the same as `reduce-rs v5`'s default).
 const SEED: u64 = 1;
 
 /// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
@@ -108,7 +108,7 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
         input: format!("random (seed {SEED}): floats uniform in [-1, 1), integers over their whole range"),
         block: options
             .block
-            .map_or_else(|| "tuned per version (see `host list`)".to_string(), |b| b.to_string()),
+            .map_or_else(|| "tuned per version (see `reduce-rs list`)".to_string(), |b| b.to_string()),
         repeat: options.timing.repeat,
         warmup: options.timing.warmup,
         timing: "CUDA events behind a 50 µs GPU pre-roll (so the CPU launch path is not timed); median of `repeat` runs after `warmup` untimed ones; single-launch work between exactly two events, multi-pass versions with a third after the first pass".into(),

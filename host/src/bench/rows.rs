@@ -4,6 +4,7 @@
 //! names and strings are the files' format, so the types serialise to the words they replaced.
 
 use crate::element::DType;
+pub use crate::size::size_label;
 use reduce_rs::Version;
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
@@ -209,15 +210,6 @@ impl Row {
 
 pub fn gbps(bytes: usize, ms: f64) -> Option<f64> {
     (ms > 0.0 && ms.is_finite()).then(|| bytes as f64 / (ms * 1e-3) / 1e9)
-}
-
-/// `2^k` for powers of two, else the number.
-pub fn size_label(n: usize) -> String {
-    if n.is_power_of_two() {
-        format!("2^{}", n.trailing_zeros())
-    } else {
-        n.to_string()
-    }
 }
 
 /// The header of `bench.json`: what was measured, where and how.
