@@ -21,9 +21,16 @@ const GPU_DEFAULT_LEN: usize = 1 << 25;
 /// Without `--n`, the simulator reduces 2^20 elements: about a second for the slowest version.
 const SIM_DEFAULT_LEN: usize = 1 << 20;
 
+/// Flags that mean nothing on the simulator (clap id, flag).
+const GPU_ONLY: [(&str, &str); 3] = [
+    ("repeat", "--repeat"),
+    ("warmup", "--warmup"),
+    ("ptx_dir", "--ptx-dir"),
+];
+
 fn main() -> ExitCode {
     // Parsed in two steps so that `run` can tell flags given from defaults (`bench` refuses
-    // flags it would ignore).
+    // flags it would ignore; the simulator names those it ignores).
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches)
         .map_err(|e| e.format(&mut Cli::command()))
@@ -35,6 +42,15 @@ fn main() -> ExitCode {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `"--a"`, `"--a and --b"`, `"--a, --b and --c"`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 
@@ -75,11 +91,25 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
             "--schedule-seed shuffles the simulator's threads; it has no meaning with --backend gpu"
         );
     }
-    let (mut reducer, note) = open_backend(cli.backend, cli.ptx_dir.as_deref(), schedule)?;
-    if let Some(note) = note {
-        eprintln!("note: {note}");
-    }
+    let (mut reducer, no_gpu) = open_backend(cli.backend, cli.ptx_dir.as_deref(), schedule)?;
     let on_gpu = reducer.gpu_backend().is_some();
+    if on_gpu && cli.schedule_seed.is_some() {
+        bail!(
+            "--schedule-seed shuffles the simulator's threads, and this run is on the GPU (add --backend sim)"
+        );
+    }
+    let ignored: Vec<&str> = GPU_ONLY
+        .iter()
+        .filter(|(id, _)| !on_gpu && given(id))
+        .map(|(_, flag)| *flag)
+        .collect();
+    if !ignored.is_empty() {
+        let verb = if ignored.len() == 1 { "is" } else { "are" };
+        eprintln!(
+            "note: {} {verb} ignored: the simulator neither times runs nor loads PTX",
+            and_list(&ignored)
+        );
+    }
 
     let loaded = match &cli.input {
         Some(path) => {
@@ -104,6 +134,17 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         }
         None => None,
     };
+    // On the simulator without --n: the smaller default, said in the same note as the reason
+    // for the simulator, if there is one.
+    let sim_default = loaded.is_none() && cli.n.is_none() && !on_gpu;
+    let why_smaller =
+        "which checks every access, so without --n it reduces 2^20 elements, not 2^25";
+    match (&no_gpu, sim_default) {
+        (Some(why), true) => eprintln!("note: {why}: running on the CPU simulator, {why_smaller}"),
+        (Some(why), false) => eprintln!("note: {why}: running on the CPU simulator"),
+        (None, true) => eprintln!("note: the simulator {}", &why_smaller["which ".len()..]),
+        (None, false) => {}
+    }
     let (dtype, len, source) = match &loaded {
         Some(loaded) => (
             loaded.dtype,
@@ -121,12 +162,7 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
             match (cli.n, on_gpu) {
                 (Some(n), _) => n,
                 (None, true) => GPU_DEFAULT_LEN,
-                (None, false) => {
-                    eprintln!(
-                        "note: the simulator checks every access, so without --n it reduces 2^20 elements, not 2^25"
-                    );
-                    SIM_DEFAULT_LEN
-                }
+                (None, false) => SIM_DEFAULT_LEN,
             },
             Source::Generated {
                 pattern: cli.pattern,

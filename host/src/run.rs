@@ -26,7 +26,8 @@ pub enum BackendChoice {
     Sim,
 }
 
-/// The backend to use, and for `auto` a note on why the simulator was chosen.
+/// The backend to use, and for `auto` why the GPU was not (no driver, no device): the caller
+/// says so, together with anything else the fallback changes.
 pub fn open_backend(
     choice: BackendChoice,
     ptx_dir: Option<&Path>,
@@ -44,10 +45,9 @@ pub fn open_backend(
         BackendChoice::Gpu => Ok((gpu(ptx_dir)?, None)),
         BackendChoice::Auto => match gpu_available() {
             Ok(_) => Ok((gpu(ptx_dir)?, None)),
-            Err(why @ (GpuUnavailable::NoDriver | GpuUnavailable::NoDevice)) => Ok((
-                Reducer::simulator_with(schedule),
-                Some(format!("{why}: running on the CPU simulator")),
-            )),
+            Err(why @ (GpuUnavailable::NoDriver | GpuUnavailable::NoDevice)) => {
+                Ok((Reducer::simulator_with(schedule), Some(why.to_string())))
+            }
             Err(other) => Err(reduce_rs::Error::from(other).into()),
         },
     }

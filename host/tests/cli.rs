@@ -2,6 +2,7 @@
 //! notes on the simulator, the `all` table and `list`, run as a separate process (on the
 //! simulator, so anywhere).
 
+use reduce_rs::{GpuUnavailable, gpu_available};
 use std::process::{Command, Output};
 
 fn reduce_rs(args: &[&str]) -> Output {
@@ -19,6 +20,14 @@ fn stdout(output: &Output) -> String {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn notes(output: &Output) -> Vec<String> {
+    stderr(output)
+        .lines()
+        .filter(|l| l.starts_with("note:"))
+        .map(String::from)
+        .collect()
 }
 
 #[test]
@@ -105,6 +114,51 @@ fn words_take_any_case() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stdout(&output).contains("1024 × f64 (formula"));
+}
+
+#[test]
+fn the_simulator_names_the_options_it_ignores_in_one_note() {
+    let output = reduce_rs(&[
+        "v5",
+        "--backend",
+        "sim",
+        "--n",
+        "1000",
+        "--repeat",
+        "5",
+        "--warmup",
+        "1",
+        "--ptx-dir",
+        "nowhere",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        notes(&output),
+        [
+            "note: --repeat, --warmup and --ptx-dir are ignored: the simulator neither times runs nor loads PTX"
+        ]
+    );
+    let quiet = reduce_rs(&["v5", "--backend", "sim", "--n", "1000"]);
+    assert!(notes(&quiet).is_empty(), "{:?}", notes(&quiet));
+}
+
+#[test]
+fn without_a_driver_one_note_says_why_and_what_changes() {
+    match gpu_available() {
+        Err(GpuUnavailable::NoDriver | GpuUnavailable::NoDevice) => {}
+        _ => return eprintln!("a GPU is there: the fallback note does not apply"),
+    }
+    let output = reduce_rs(&["v8"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let notes = notes(&output);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("running on the CPU simulator") && notes[0].contains("2^20"),
+        "{notes:?}"
+    );
+    let sized = reduce_rs(&["v8", "--n", "1000"]);
+    assert_eq!(self::notes(&sized).len(), 1);
+    assert!(!self::notes(&sized)[0].contains("2^20"));
 }
 
 #[test]
