@@ -66,6 +66,9 @@ pub struct Cli {
     /// Simulator: shuffle the thread schedule from this seed (default: in order)
     #[arg(long, value_parser = parse_seed, allow_negative_numbers = true)]
     pub schedule_seed: Option<u64>,
+    /// Simulator: run even when the run is estimated to take over 10 minutes
+    #[arg(long)]
+    pub yes: bool,
     /// GPU: load the kernels from this directory (written by `cargo xtask build-ptx`) instead of
     /// the PTX embedded in the library
     #[arg(long, env = "REDUCE_PTX_DIR")]

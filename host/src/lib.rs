@@ -9,5 +9,6 @@ pub mod input;
 pub mod reference;
 pub mod report;
 pub mod run;
+pub mod sim_time;
 pub mod size;
 pub mod timing;

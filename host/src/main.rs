@@ -11,7 +11,9 @@ use host::file;
 use host::report::{
     format_list, print_header, print_outcome, print_row, print_table_header, terminal_width,
 };
-use host::run::{BackendChoice, Case, Source, describe, open_backend, run_versions};
+use host::run::{BackendChoice, Case, Source, check_fits, describe, open_backend, run_versions};
+use host::sim_time::{self, NEEDS_YES, Progress, SAY_ESTIMATE};
+use host::size::size_label;
 use host::timing::Timing;
 use reduce_rs::{Schedule, Version};
 use std::process::ExitCode;
@@ -98,17 +100,23 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
             "--schedule-seed shuffles the simulator's threads, and this run is on the GPU (add --backend sim)"
         );
     }
-    let ignored: Vec<&str> = GPU_ONLY
-        .iter()
-        .filter(|(id, _)| !on_gpu && given(id))
-        .map(|(_, flag)| *flag)
-        .collect();
+    let ignored: Vec<&str> = if on_gpu {
+        given("yes").then_some("--yes").into_iter().collect()
+    } else {
+        GPU_ONLY
+            .iter()
+            .filter(|(id, _)| given(id))
+            .map(|(_, flag)| *flag)
+            .collect()
+    };
     if !ignored.is_empty() {
+        let why = if on_gpu {
+            "it confirms long simulator runs"
+        } else {
+            "the simulator neither times runs nor loads PTX"
+        };
         let verb = if ignored.len() == 1 { "is" } else { "are" };
-        eprintln!(
-            "note: {} {verb} ignored: the simulator neither times runs nor loads PTX",
-            and_list(&ignored)
-        );
+        eprintln!("note: {} {verb} ignored: {why}", and_list(&ignored));
     }
 
     let loaded = match &cli.input {
@@ -179,6 +187,17 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         offset: 0,
         source,
     };
+    check_fits(&reducer, &case)?;
+
+    // Versions that do not support the type and operation fail at once; the rest are timed.
+    let runnable: Vec<Version> = selected
+        .iter()
+        .copied()
+        .filter(|v| v.supports(case.dtype, case.op))
+        .collect();
+    if !on_gpu {
+        check_simulator_time(&runnable, &case, cli.yes, cli.input.is_some())?;
+    }
 
     print_header(&describe(&reducer), &case);
     let mut all_pass = true;
@@ -186,24 +205,76 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     if !single {
         print_table_header();
     }
+    let progress = Progress::new(&runnable, case.len, !on_gpu);
     run_versions(
         &mut reducer,
         &selected,
         &case,
         loaded.as_ref(),
         timing,
+        |step| progress.started(step),
         |version, result| {
             all_pass &= result.as_ref().is_ok_and(|o| o.verdict.pass);
             if single {
+                progress.clear();
                 match &result {
                     Ok(outcome) => print_outcome(&case, outcome),
                     Err(error) => eprintln!("error: {}: {error:#}", version.name()),
                 }
             } else {
-                print_row(&case, version, &result.map_err(|e| format!("{e:#}")));
+                let result = result.map_err(|e| format!("{e:#}"));
+                progress.finished(|| print_row(&case, version, &result));
             }
         },
     )
     .context("running the versions")?;
+    progress.clear();
     Ok(all_pass)
+}
+
+/// Says how long a simulator run will take when that is over a minute, and refuses runs over
+/// ten minutes without `--yes`: an unnoticed 2^31 would otherwise run for half an hour.
+fn check_simulator_time(versions: &[Version], case: &Case, yes: bool, file: bool) -> Result<()> {
+    let estimate = sim_time::estimate(versions, case.len);
+    if estimate <= SAY_ESTIMATE {
+        return Ok(());
+    }
+    let refuse = estimate > NEEDS_YES && !yes;
+    // The first of the slowest versions, whose rate the message quotes.
+    let slowest =
+        versions
+            .iter()
+            .copied()
+            .fold(None, |slowest: Option<Version>, v| match slowest {
+                Some(s) if sim_time::estimate(&[s], 1) >= sim_time::estimate(&[v], 1) => Some(s),
+                _ => Some(v),
+            });
+    let what = format!(
+        "{} on {} elements {} the simulator about {}: it runs every GPU thread on the CPU{}",
+        match versions {
+            [one] => one.name().to_string(),
+            _ => format!("{} versions", versions.len()),
+        },
+        size_label(case.len),
+        if refuse { "would take" } else { "will take" },
+        sim_time::human(estimate),
+        slowest.map_or(String::new(), |v| format!(
+            ", {} at about {}",
+            v.name(),
+            sim_time::rate_text(v)
+        ))
+    );
+    if refuse {
+        let smaller = match (file, sim_time::largest_under(versions, SAY_ESTIMATE)) {
+            (false, Some(n)) => format!(
+                ", or choose a smaller --n (2^{} takes about {})",
+                n.ilog2(),
+                sim_time::human(sim_time::estimate(versions, n))
+            ),
+            _ => String::new(),
+        };
+        bail!("{what}. Add --yes to run it anyway{smaller}");
+    }
+    eprintln!("note: {what}");
+    Ok(())
 }

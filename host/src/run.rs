@@ -110,22 +110,39 @@ impl Outcome {
     }
 }
 
-/// Runs every version in `versions` on the same input, calling `each` with each version's
-/// result as it finishes. The error is for the input itself (e.g. too large); each version's
-/// own failure is its result.
+/// What [`run_versions`] starts next, for a progress display: each step is one blocking call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Making (or converting) the input and computing the CPU reference.
+    Input,
+    Version(Version),
+}
+
+/// Runs every version in `versions` on the same input, calling `started` before each step and
+/// `each` with each version's result as it finishes. The error is for the input itself (e.g.
+/// too large); each version's own failure is its result.
 pub fn run_versions(
     reducer: &mut Reducer,
     versions: &[Version],
     case: &Case,
     loaded: Option<&Loaded>,
     timing: Timing,
+    mut started: impl FnMut(Step),
     mut each: impl FnMut(Version, Result<Outcome>),
 ) -> Result<()> {
     check_fits(reducer, case)?;
     with_dtype_and_op!(
         case.dtype,
         case.op,
-        run_typed(reducer, versions, case, loaded, timing, &mut each)
+        run_typed(
+            reducer,
+            versions,
+            case,
+            loaded,
+            timing,
+            &mut started,
+            &mut each
+        )
     )
 }
 
@@ -184,8 +201,10 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
     case: &Case,
     loaded: Option<&Loaded>,
     timing: Timing,
+    started: &mut dyn FnMut(Step),
     each: &mut dyn FnMut(Version, Result<Outcome>),
 ) -> Result<()> {
+    started(Step::Input);
     let (buffer, offset): (Vec<T>, usize) = match (&case.source, loaded) {
         (Source::Generated { pattern, seed }, _) => {
             let mut all = generate(*pattern, case.offset + case.len, *seed);
@@ -204,6 +223,7 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
         None => None,
     };
     for &version in versions {
+        started(Step::Version(version));
         let result = (|| -> Result<Outcome> {
             reducer.set_version(version);
             reducer.set_block_size(case.block)?;

@@ -37,7 +37,7 @@ fn help_is_a_command_and_fits_the_terminal() {
         assert!(output.status.success(), "{}", stderr(&output));
         let text = stdout(&output);
         assert!(text.contains("Usage: reduce-rs"), "{text}");
-        for option in ["--dtype", "--op", "--backend"] {
+        for option in ["--dtype", "--op", "--backend", "--yes"] {
             let described = text
                 .lines()
                 .skip_while(|l| !l.trim_start().starts_with(option))
@@ -185,6 +185,21 @@ fn all_shows_each_versions_value() {
     for row in rows {
         assert!(row.contains("-500.0") && row.ends_with("PASS"), "{row}");
     }
+}
+
+#[test]
+fn long_simulator_runs_are_refused_before_they_start() {
+    // About 20 minutes by the estimate: refused at once, with the estimate and a size that fits.
+    let started = std::time::Instant::now();
+    let output = reduce_rs(&["all", "--backend", "sim", "--n", "2^28"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(
+        text.contains("would take the simulator about") && text.contains("--yes"),
+        "{text}"
+    );
+    assert!(text.contains("smaller --n (2^"), "{text}");
+    assert!(started.elapsed().as_secs() < 10);
 }
 
 #[test]

@@ -47,7 +47,7 @@ const BENCH_ONLY: [(&str, &str); 5] = [
 ];
 
 /// clap ids of the single-run flags that mean nothing to `bench`, and why.
-const NOT_FOR_BENCH: [(&str, &str, &str); 4] = [
+const NOT_FOR_BENCH: [(&str, &str, &str); 5] = [
     ("n", "--n", "bench sweeps --sizes"),
     (
         "pattern",
@@ -59,6 +59,11 @@ const NOT_FOR_BENCH: [(&str, &str, &str); 4] = [
         "schedule_seed",
         "--schedule-seed",
         "it shuffles the simulator, and bench runs on the GPU",
+    ),
+    (
+        "yes",
+        "--yes",
+        "it confirms long simulator runs, and bench runs on the GPU",
     ),
 ];
 

@@ -155,6 +155,7 @@ pub fn run_case(reducer: &mut Reducer, test: &TestCase) -> Result<(), Failed> {
         &test.case,
         None,
         timing,
+        |_| {},
         |_, result| outcome = Some(result),
     )
     .map_err(|e| format!("{e:#}"))?;
