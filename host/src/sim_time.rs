@@ -89,9 +89,9 @@ impl Progress {
             return Progress { bar: None, len };
         }
         let template = if versions.len() > 1 {
-            "{spinner} [{bar:20}] {pos}/{len} · {elapsed} of about {prefix} · {wide_msg}"
+            "{spinner} [{bar:20}] {pos}/{len} · {elapsed} of ~{prefix} · {wide_msg}"
         } else {
-            "{spinner} {elapsed} of about {prefix} · {wide_msg}"
+            "{spinner} {elapsed} of ~{prefix} · {wide_msg}"
         };
         let bar = ProgressBar::new(versions.len() as u64).with_style(
             ProgressStyle::with_template(template)
@@ -109,9 +109,9 @@ impl Progress {
     pub fn started(&self, step: Step) {
         let Some(bar) = &self.bar else { return };
         bar.set_message(match step {
-            Step::Input => "making the input and the CPU reference".to_string(),
+            Step::Input => "the input and the CPU reference".to_string(),
             Step::Version(v) => format!(
-                "simulating {} {} (about {})",
+                "{} {}, about {}",
                 v.name(),
                 v.slug(),
                 human(Duration::from_secs_f64(estimate_one(v, self.len)))
