@@ -62,11 +62,15 @@ fn pinned_nightly(manifest: &Path) -> Result<String, String> {
         return Ok(toolchain);
     }
     let file = manifest.join("../rust-toolchain.toml");
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| format!("reading {}: {e}", file.display()))?;
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| format!("reading {}: {e}", file.display()))?;
     text.lines()
         .find_map(|line| {
-            let value = line.trim().strip_prefix("channel")?.trim().strip_prefix('=')?;
+            let value = line
+                .trim()
+                .strip_prefix("channel")?
+                .trim()
+                .strip_prefix('=')?;
             Some(value.trim().trim_matches('"').to_string())
         })
         .ok_or_else(|| format!("no `channel` in {}", file.display()))
@@ -78,13 +82,29 @@ fn build_with_nightly(manifest: &Path, kernels: &Path, out_dir: &Path) -> Result
     let target_dir = out_dir.join("nvptx");
     let mut command = Command::new("rustup");
     command
-        .args(["run", &toolchain, "cargo", "rustc", "--release", "--lib", "--crate-type", "rlib"])
+        .args([
+            "run",
+            &toolchain,
+            "cargo",
+            "rustc",
+            "--release",
+            "--lib",
+            "--crate-type",
+            "rlib",
+        ])
         .arg("--manifest-path")
         .arg(kernels.join("Cargo.toml"))
         .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
         .arg("--target-dir")
         .arg(&target_dir)
-        .args(["--", "-C", &format!("target-cpu={PTX_ARCH}"), "-C", "debuginfo=0", "--emit=asm"]);
+        .args([
+            "--",
+            "-C",
+            &format!("target-cpu={PTX_ARCH}"),
+            "-C",
+            "debuginfo=0",
+            "--emit=asm",
+        ]);
     // The outer build's settings are for the host: none of them may leak into the nvptx build.
     for variable in [
         "RUSTFLAGS",

@@ -49,7 +49,9 @@ fn main() -> Result<()> {
     let timer = Timer::new(gpu)?;
     println!("what,n,median_us,repeat");
     for n in sizes {
-        let data: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32 - 499.5) / 1000.0).collect();
+        let data: Vec<f32> = (0..n)
+            .map(|i| ((i % 1000) as f32 - 499.5) / 1000.0)
+            .collect();
         let copies = ROTATION_BYTES.div_ceil(n * 4).clamp(1, 64);
         let inputs = (0..copies)
             .map(|_| stream.clone_htod(&data))
@@ -82,8 +84,16 @@ fn main() -> Result<()> {
         let api = timer.time(timing, |run| {
             Ok(reducer.reduce_into(Sum, &inputs[run % inputs.len()], &mut output)?)
         })?;
-        println!("bare v8 launch (GPU time),{n},{:.3},{}", bare * 1e3, args.repeat);
-        println!("Reducer::reduce_into on a CudaSlice (GPU time),{n},{:.3},{}", api * 1e3, args.repeat);
+        println!(
+            "bare v8 launch (GPU time),{n},{:.3},{}",
+            bare * 1e3,
+            args.repeat
+        );
+        println!(
+            "Reducer::reduce_into on a CudaSlice (GPU time),{n},{:.3},{}",
+            api * 1e3,
+            args.repeat
+        );
 
         let mut wall = Vec::new();
         for run in 0..(args.warmup + args.repeat) as usize {

@@ -82,7 +82,9 @@ fn sweep<T: HostElement, O: Operation<T>>(
     timing: Timing,
 ) -> Result<()> {
     let input: Vec<T> = generate(Pattern::Random, n, 1);
-    let copies_wanted = ROTATION_BYTES.div_ceil(size_of_val(&input[..]).max(1)).clamp(1, 256);
+    let copies_wanted = ROTATION_BYTES
+        .div_ceil(size_of_val(&input[..]).max(1))
+        .clamp(1, 256);
     let copies = (0..copies_wanted)
         .map(|_| gpu.copy_to_device(&input))
         .collect::<Result<Vec<DeviceBuffer>, _>>()?;
@@ -140,9 +142,13 @@ fn sweep<T: HostElement, O: Operation<T>>(
                 }]
             };
             if passes.len() != 1 {
-                bail!("{} is multi-pass; tune single-pass versions", version.name());
+                bail!(
+                    "{} is multi-pass; tune single-pass versions",
+                    version.name()
+                );
             }
-            let run = timer.reduce_passes::<T, O>(&name, &function, &passes, &pointers, n, timing)?;
+            let run =
+                timer.reduce_passes::<T, O>(&name, &function, &passes, &pointers, n, timing)?;
             line(block, passes[0].shape.grid.to_string(), run.to_result_ms);
         }
     }

@@ -92,10 +92,38 @@ macro_rules! host_float {
         }
     };
 }
-host_float!(f32, f32, f32::EPSILON as f64 / 2.0, |x: f64| x as f32, |x: f32| x as f64, to_bits);
-host_float!(f64, f64, f64::EPSILON / 2.0, |x: f64| x, |x: f64| x, to_bits);
-host_float!(f16, f32, f32::EPSILON as f64 / 2.0, f16::from_f64, f16::to_f64, to_bits);
-host_float!(bf16, f32, f32::EPSILON as f64 / 2.0, bf16::from_f64, bf16::to_f64, to_bits);
+host_float!(
+    f32,
+    f32,
+    f32::EPSILON as f64 / 2.0,
+    |x: f64| x as f32,
+    |x: f32| x as f64,
+    to_bits
+);
+host_float!(
+    f64,
+    f64,
+    f64::EPSILON / 2.0,
+    |x: f64| x,
+    |x: f64| x,
+    to_bits
+);
+host_float!(
+    f16,
+    f32,
+    f32::EPSILON as f64 / 2.0,
+    f16::from_f64,
+    f16::to_f64,
+    to_bits
+);
+host_float!(
+    bf16,
+    f32,
+    f32::EPSILON as f64 / 2.0,
+    bf16::from_f64,
+    bf16::to_f64,
+    to_bits
+);
 
 macro_rules! host_int {
     ($t:ty) => {

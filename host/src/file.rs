@@ -70,20 +70,27 @@ pub fn load(path: &Path, dtype: Option<DType>, max_bytes: Option<(usize, &str)>)
             limit >> 20
         );
     }
-    let mut file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot open it: {e}"))?;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot open it: {e}"))?;
     let mut magic = [0u8; 6];
     let is_npy = file.read_exact(&mut magic).is_ok() && &magic == b"\x93NUMPY";
-    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot open it: {e}"))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot open it: {e}"))?;
     if is_npy {
         if dtype.is_some() {
             bail!("{name}: a .npy file says its own element type; leave out --dtype");
         }
         load_npy(path, file)
-    } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+    } else if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    {
         bail!("{name}: not a .npy file (it does not start with the .npy magic \\x93NUMPY)")
     } else {
         let Some(dtype) = dtype else {
-            bail!("{name}: a raw file needs --dtype to say what it holds (f32, f64, i32, u32, i64, u64, f16, bf16)");
+            bail!(
+                "{name}: a raw file needs --dtype to say what it holds (f32, f64, i32, u32, i64, u64, f16, bf16)"
+            );
         };
         load_raw(path, file, dtype, metadata.len())
     }
@@ -91,7 +98,7 @@ pub fn load(path: &Path, dtype: Option<DType>, max_bytes: Option<(usize, &str)>)
 
 fn load_raw(path: &Path, mut file: std::fs::File, dtype: DType, len: u64) -> Result<Loaded> {
     let name = path.display();
-    if len % dtype.size() as u64 != 0 {
+    if !len.is_multiple_of(dtype.size() as u64) {
         bail!(
             "{name}: {len} bytes is not a whole number of {dtype} elements ({} bytes each)",
             dtype.size()
@@ -118,7 +125,9 @@ fn load_npy(path: &Path, file: std::fs::File) -> Result<Loaded> {
         bail!("{name}: holds structured records ({descr}), not numbers");
     };
     if type_str.endianness() == npyz::Endianness::Big {
-        bail!("{name}: big-endian elements ({descr}) are not supported: save it little-endian (numpy: a.astype(a.dtype.newbyteorder('<')))");
+        bail!(
+            "{name}: big-endian elements ({descr}) are not supported: save it little-endian (numpy: a.astype(a.dtype.newbyteorder('<')))"
+        );
     }
     let dtype = match (type_str.type_char(), type_str.size_field()) {
         (npyz::TypeChar::Float, 2) => DType::F16,

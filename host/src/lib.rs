@@ -2,7 +2,7 @@
 //! read from files, the CPU reference and checks, GPU timing, reports.
 
 pub mod bench;
-pub mod chart;
+pub mod cli;
 pub mod element;
 pub mod file;
 pub mod input;
@@ -10,5 +10,6 @@ pub mod reference;
 pub mod report;
 pub mod run;
 pub mod shapes;
+pub mod sim_time;
 pub mod size;
 pub mod timing;

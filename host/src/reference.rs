@@ -115,9 +115,19 @@ fn neumaier<T: HostElement>(input: &[T]) -> (f64, f64, f64, f64, bool) {
 }
 
 /// `γ_h · Σ|xᵢ|` plus the error of the `f64` Neumaier reference itself.
-pub fn sum_error_bound(unit_roundoff: f64, additions: u64, abs_sum: f64, len: usize, value: f64) -> f64 {
+pub fn sum_error_bound(
+    unit_roundoff: f64,
+    additions: u64,
+    abs_sum: f64,
+    len: usize,
+    value: f64,
+) -> f64 {
     let hu = additions as f64 * unit_roundoff;
-    let gamma = if hu < 1.0 { hu / (1.0 - hu) } else { f64::INFINITY };
+    let gamma = if hu < 1.0 {
+        hu / (1.0 - hu)
+    } else {
+        f64::INFINITY
+    };
     let u64_ = f64::EPSILON / 2.0;
     gamma * abs_sum + 2.0 * u64_ * value.abs() + 2.0 * len as f64 * u64_ * u64_ * abs_sum
 }
@@ -155,7 +165,12 @@ struct Bound {
 }
 
 /// Checks a float sum `got` (as `f64`) against a bounded reference.
-fn check_bounded<S>(got: f64, reference: &SumReference<S>, additions: u64, bound: Bound) -> Verdict {
+fn check_bounded<S>(
+    got: f64,
+    reference: &SumReference<S>,
+    additions: u64,
+    bound: Bound,
+) -> Verdict {
     let SumReference::Bounded {
         value,
         abs_sum,
@@ -169,7 +184,11 @@ fn check_bounded<S>(got: f64, reference: &SumReference<S>, additions: u64, bound
     let scale = bound.scale;
     let expected = value / scale;
     let tolerance = sum_error_bound(bound.unit_roundoff, additions, abs_sum, len, value) / scale
-        + if bound.extra > 0.0 { bound.extra * expected.abs() } else { 0.0 };
+        + if bound.extra > 0.0 {
+            bound.extra * expected.abs()
+        } else {
+            0.0
+        };
     let max = bound.max / scale;
     let abs_error = if got.is_nan() && expected.is_nan() {
         0.0
@@ -197,7 +216,11 @@ fn check_bounded<S>(got: f64, reference: &SumReference<S>, additions: u64, bound
         got: format!("{got:.10e}"),
         expected: format!("{expected:.10e}"),
         abs_error,
-        rel_error: if expected == 0.0 { abs_error } else { abs_error / expected.abs() },
+        rel_error: if expected == 0.0 {
+            abs_error
+        } else {
+            abs_error / expected.abs()
+        },
         tolerance,
     }
 }
@@ -320,7 +343,11 @@ impl<T: HostElement> Checked<T> for Min {
         extreme(input, Ordering::Less).map(|(_, v)| v)
     }
     fn check(got: Option<T>, expected: &Option<T>, _additions: u64) -> Verdict {
-        Verdict::exact(same_value(got, *expected), value_text(got), value_text(*expected))
+        Verdict::exact(
+            same_value(got, *expected),
+            value_text(got),
+            value_text(*expected),
+        )
     }
 }
 
@@ -330,7 +357,11 @@ impl<T: HostElement> Checked<T> for Max {
         extreme(input, Ordering::Greater).map(|(_, v)| v)
     }
     fn check(got: Option<T>, expected: &Option<T>, _additions: u64) -> Verdict {
-        Verdict::exact(same_value(got, *expected), value_text(got), value_text(*expected))
+        Verdict::exact(
+            same_value(got, *expected),
+            value_text(got),
+            value_text(*expected),
+        )
     }
 }
 
@@ -380,7 +411,9 @@ mod tests {
 
     #[test]
     fn float_sums_pass_within_the_bound_and_fail_outside_it() {
-        let input: Vec<f32> = (0..1000).map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0).collect();
+        let input: Vec<f32> = (0..1000)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+            .collect();
         let expected = <Sum as Checked<f32>>::reference(&input);
         let sequential: f32 = input.iter().sum();
         assert!(<Sum as Checked<f32>>::check(sequential, &expected, 1000).pass);
@@ -413,14 +446,34 @@ mod tests {
 
     #[test]
     fn nan_signed_zeros_and_ties() {
-        assert!(<Min as Checked<f32>>::reference(&[1.0, f32::NAN]).unwrap().is_nan());
-        assert!(<Max as Checked<f32>>::reference(&[-0.0, 0.0]).unwrap().is_sign_positive());
-        assert!(<Min as Checked<f32>>::reference(&[0.0, -0.0]).unwrap().is_sign_negative());
+        assert!(
+            <Min as Checked<f32>>::reference(&[1.0, f32::NAN])
+                .unwrap()
+                .is_nan()
+        );
+        assert!(
+            <Max as Checked<f32>>::reference(&[-0.0, 0.0])
+                .unwrap()
+                .is_sign_positive()
+        );
+        assert!(
+            <Min as Checked<f32>>::reference(&[0.0, -0.0])
+                .unwrap()
+                .is_sign_negative()
+        );
         let xs = [1.0f32, 7.0, f32::NAN, 7.0, f32::NAN];
         assert_eq!(<ArgMax as Checked<f32>>::reference(&xs).unwrap().0, 2);
         assert_eq!(<ArgMin as Checked<f32>>::reference(&xs).unwrap().0, 2);
-        assert_eq!(<ArgMax as Checked<f32>>::reference(&[3.0, 7.0, 7.0]).unwrap().0, 1);
-        assert_eq!(<ArgMax as Checked<f32>>::reference(&[-0.0, 0.0]).unwrap().0, 1);
+        assert_eq!(
+            <ArgMax as Checked<f32>>::reference(&[3.0, 7.0, 7.0])
+                .unwrap()
+                .0,
+            1
+        );
+        assert_eq!(
+            <ArgMax as Checked<f32>>::reference(&[-0.0, 0.0]).unwrap().0,
+            1
+        );
         let expected = <Sum as Checked<f32>>::reference(&[-0.0, -0.0]);
         assert!(<Sum as Checked<f32>>::check(-0.0, &expected, 2).pass);
     }

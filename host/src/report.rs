@@ -131,7 +131,14 @@ pub fn print_table_header() {
     println!();
     println!(
         "{:<4} {:<18} {:<24} {:>11} {:>7} {:>11} {:>18} {:>9}  result",
-        "ver", "technique", "launch (first pass)", "1st pass ms", "GB/s", "result ms", "value", "rel.err"
+        "ver",
+        "technique",
+        "launch (first pass)",
+        "1st pass ms",
+        "GB/s",
+        "result ms",
+        "value",
+        "rel.err"
     );
 }
 
@@ -174,30 +181,141 @@ pub fn print_row(case: &Case, version: Version, result: &Result<Outcome, String>
     }
 }
 
-/// `list`: every version, its technique, tuned block size and origin.
-pub fn print_list() {
-    println!(
-        "{:<4} {:<18} {:<70} {:<20} origin",
-        "ver", "technique", "what it does", "block (tuned)"
-    );
+/// The width to wrap to: `COLUMNS` when set (as clap reads it for --help), else the terminal's,
+/// else 100; never under 40.
+pub fn terminal_width() -> usize {
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok());
+    let from_terminal = || terminal_size::terminal_size().map(|(w, _)| usize::from(w.0));
+    from_env.or_else(from_terminal).unwrap_or(100).max(40)
+}
+
+/// `text` wrapped at spaces to `width` columns, the first line after `first` and the others
+/// after `rest` (both counted in the width). A word longer than a line gets a line of its own.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    wrap_words(text.split_whitespace(), width, first, rest)
+}
+
+/// [`wrap`] over words given one by one: a word may hold spaces that must not break.
+pub fn wrap_words<'a>(
+    words: impl IntoIterator<Item = &'a str>,
+    width: usize,
+    first: &str,
+    rest: &str,
+) -> String {
+    let mut out = String::from(first);
+    let mut column = first.chars().count();
+    let mut line_empty = true;
+    for word in words {
+        let len = word.chars().count();
+        if !line_empty && column + 1 + len > width {
+            out.push('\n');
+            out.push_str(rest);
+            column = rest.chars().count();
+            line_empty = true;
+        }
+        if !line_empty {
+            out.push(' ');
+            column += 1;
+        }
+        out.push_str(word);
+        column += len;
+        line_empty = false;
+    }
+    out
+}
+
+/// `list`: every version, its technique, tuned block size and origin, wrapped to `width`.
+pub fn format_list(width: usize) -> String {
+    let indent = "    ";
+    let mut out = String::new();
     for v in Version::all() {
         let tuned = match v.info().tuned_block {
             kernels_gpu::registry::TunedBlock::Fixed(block) => block.to_string(),
-            kernels_gpu::registry::TunedBlock::BySize { small, large, up_to } => {
-                format!("{small} to 2^{}, then {large}", up_to.ilog2())
+            kernels_gpu::registry::TunedBlock::BySize {
+                small,
+                large,
+                up_to,
+            } => {
+                format!("{small} up to 2^{} elements, then {large}", up_to.ilog2())
             }
         };
-        println!(
-            "{:<4} {:<18} {:<70} {:<20} {}",
-            v.name(),
-            v.slug(),
-            v.technique(),
-            tuned,
-            origin_text(v)
+        let first = format!("{:<4}{} — ", v.name(), v.slug());
+        out += &wrap(v.technique(), width, &first, indent);
+        out.push('\n');
+        out += &wrap(&format!("tuned block: {tuned}"), width, indent, indent);
+        out.push('\n');
+        // "Harris's Kernel 6" and the like stay on one line.
+        let origin = origin_text(v);
+        let mut words: Vec<String> = Vec::new();
+        for (i, part) in origin.split(" · ").enumerate() {
+            let unit = if i == 0 {
+                part.to_string()
+            } else {
+                format!("· {part}")
+            };
+            if unit.chars().count() <= 30 {
+                words.push(unit);
+            } else {
+                words.extend(unit.split_whitespace().map(String::from));
+            }
+        }
+        out += &wrap_words(
+            words.iter().map(String::as_str),
+            width,
+            &format!("{indent}origin: "),
+            &format!("{indent}        "),
         );
+        out.push('\n');
     }
-    println!();
-    println!("The tutorial series this project follows numbers its code chapters from 0 (v0…v7), as");
-    println!("this project does; its diagrams and notebook, and Mark Harris's slides, number them from 1");
-    println!("(their V2 is v1 here, V4 is v3, V5 is v4).");
+    out.push('\n');
+    out += &wrap(
+        "The tutorial series this project follows numbers its code chapters from 0 (v0…v7), as \
+         this project does; its diagrams and notebook, and Mark Harris's slides, number them \
+         from 1 (their V2 is v1 here, V4 is v3, V5 is v4).",
+        width,
+        "",
+        "",
+    );
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_within_the_width() {
+        let text = "one two three four five six seven";
+        assert_eq!(
+            wrap(text, 14, "> ", "  "),
+            "> one two\n  three four\n  five six\n  seven"
+        );
+        assert_eq!(wrap("unbreakable-word x", 5, "", ""), "unbreakable-word\nx");
+        assert_eq!(wrap("", 10, "a ", " "), "a ");
+        assert_eq!(wrap_words(["a b", "c d"], 4, "", ""), "a b\nc d");
+    }
+
+    #[test]
+    fn list_fits_the_width_and_names_every_version() {
+        for width in [60, 80, 100] {
+            let list = format_list(width);
+            for line in list.lines() {
+                // Only a single word longer than the line may overflow it.
+                assert!(
+                    line.chars().count() <= width || !line.trim().contains(' '),
+                    "{width}: `{line}`"
+                );
+            }
+            for v in Version::all() {
+                assert!(
+                    list.contains(&format!("{:<4}{} — ", v.name(), v.slug())),
+                    "{list}"
+                );
+            }
+            assert!(list.contains("Harris's Kernel 7"));
+        }
+    }
 }

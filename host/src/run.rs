@@ -26,7 +26,8 @@ pub enum BackendChoice {
     Sim,
 }
 
-/// The backend to use, and for `auto` a note on why the simulator was chosen.
+/// The backend to use, and for `auto` why the GPU was not (no driver, no device): the caller
+/// says so, together with anything else the fallback changes.
 pub fn open_backend(
     choice: BackendChoice,
     ptx_dir: Option<&Path>,
@@ -44,10 +45,9 @@ pub fn open_backend(
         BackendChoice::Gpu => Ok((gpu(ptx_dir)?, None)),
         BackendChoice::Auto => match gpu_available() {
             Ok(_) => Ok((gpu(ptx_dir)?, None)),
-            Err(why @ (GpuUnavailable::NoDriver | GpuUnavailable::NoDevice)) => Ok((
-                Reducer::simulator_with(schedule),
-                Some(format!("{why}: running on the CPU simulator")),
-            )),
+            Err(why @ (GpuUnavailable::NoDriver | GpuUnavailable::NoDevice)) => {
+                Ok((Reducer::simulator_with(schedule), Some(why.to_string())))
+            }
             Err(other) => Err(reduce_rs::Error::from(other).into()),
         },
     }
@@ -110,22 +110,39 @@ impl Outcome {
     }
 }
 
-/// Runs every version in `versions` on the same input, calling `each` with each version's
-/// result as it finishes. The error is for the input itself (e.g. too large); each version's
-/// own failure is its result.
+/// What [`run_versions`] starts next, for a progress display: each step is one blocking call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Making (or converting) the input and computing the CPU reference.
+    Input,
+    Version(Version),
+}
+
+/// Runs every version in `versions` on the same input, calling `started` before each step and
+/// `each` with each version's result as it finishes. The error is for the input itself (e.g.
+/// too large); each version's own failure is its result.
 pub fn run_versions(
     reducer: &mut Reducer,
     versions: &[Version],
     case: &Case,
     loaded: Option<&Loaded>,
     timing: Timing,
+    mut started: impl FnMut(Step),
     mut each: impl FnMut(Version, Result<Outcome>),
 ) -> Result<()> {
     check_fits(reducer, case)?;
     with_dtype_and_op!(
         case.dtype,
         case.op,
-        run_typed(reducer, versions, case, loaded, timing, &mut each)
+        run_typed(
+            reducer,
+            versions,
+            case,
+            loaded,
+            timing,
+            &mut started,
+            &mut each
+        )
     )
 }
 
@@ -184,8 +201,10 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
     case: &Case,
     loaded: Option<&Loaded>,
     timing: Timing,
+    started: &mut dyn FnMut(Step),
     each: &mut dyn FnMut(Version, Result<Outcome>),
 ) -> Result<()> {
+    started(Step::Input);
     let (buffer, offset): (Vec<T>, usize) = match (&case.source, loaded) {
         (Source::Generated { pattern, seed }, _) => {
             let mut all = generate(*pattern, case.offset + case.len, *seed);
@@ -204,6 +223,7 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
         None => None,
     };
     for &version in versions {
+        started(Step::Version(version));
         let result = (|| -> Result<Outcome> {
             reducer.set_version(version);
             reducer.set_block_size(case.block)?;
@@ -228,7 +248,11 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
                         timing,
                     )?;
                     let additions = plan::additions_per_element(version, &run.passes);
-                    let got = if case.len == 0 { O::empty() } else { O::output(run.value) };
+                    let got = if case.len == 0 {
+                        O::empty()
+                    } else {
+                        O::output(run.value)
+                    };
                     Ok(Outcome {
                         version,
                         additions,
@@ -272,7 +296,10 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
 /// Copies `input` to the GPU (once for every version) and returns its device address.
 fn upload<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<u64> {
     gpu.upload_elements(input).with_context(|| {
-        format!("copying the input ({} MiB) to the GPU", size_of_val(input) >> 20)
+        format!(
+            "copying the input ({} MiB) to the GPU",
+            size_of_val(input) >> 20
+        )
     })
 }
 

@@ -13,10 +13,18 @@ use reduce_rs::{Reducer, Shape};
 /// What to reduce each of, independent of the data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShapeSpec {
-    Rows { rows: usize, cols: usize },
-    Columns { rows: usize, cols: usize },
+    Rows {
+        rows: usize,
+        cols: usize,
+    },
+    Columns {
+        rows: usize,
+        cols: usize,
+    },
     /// `offsets` (`segments + 1` of them) over `len` elements.
-    Segments { offsets: Vec<usize> },
+    Segments {
+        offsets: Vec<usize>,
+    },
 }
 
 impl ShapeSpec {
@@ -61,8 +69,10 @@ impl ShapeSpec {
             }
             bail!("--rows 0 cannot hold {len} elements");
         }
-        if len % rows != 0 {
-            bail!("{len} elements do not make {rows} rows of equal length ({len} / {rows} is not whole)");
+        if !len.is_multiple_of(rows) {
+            bail!(
+                "{len} elements do not make {rows} rows of equal length ({len} / {rows} is not whole)"
+            );
         }
         let cols = len / rows;
         Ok(if by_column {
@@ -138,7 +148,11 @@ pub fn check_each<T: HostElement, O: Checked<T>>(
     };
     if got.len() != shape.results() {
         verdict.failed = 1;
-        verdict.first_failure = Some(format!("{} results for {} rows", got.len(), shape.results()));
+        verdict.first_failure = Some(format!(
+            "{} results for {} rows",
+            got.len(),
+            shape.results()
+        ));
         return verdict;
     }
     for (i, &result) in got.iter().enumerate() {
@@ -153,7 +167,11 @@ pub fn check_each<T: HostElement, O: Checked<T>>(
             }
             ShapeSpec::Segments { offsets } => &input[offsets[i]..offsets[i + 1]],
         };
-        let check: Verdict = O::check(result, &O::reference(elements), additions(plan, elements.len()));
+        let check: Verdict = O::check(
+            result,
+            &O::reference(elements),
+            additions(plan, elements.len()),
+        );
         record(&mut verdict, i, &check);
     }
     verdict
@@ -196,12 +214,22 @@ mod tests {
             ShapeSpec::matrix(12, 3, false).unwrap(),
             ShapeSpec::Rows { rows: 3, cols: 4 }
         );
-        assert!(ShapeSpec::matrix(13, 3, false).unwrap_err().to_string().contains("not whole"));
+        assert!(
+            ShapeSpec::matrix(13, 3, false)
+                .unwrap_err()
+                .to_string()
+                .contains("not whole")
+        );
         let spec = ShapeSpec::ragged(1000, 50, 7);
-        let ShapeSpec::Segments { offsets } = &spec else { panic!() };
+        let ShapeSpec::Segments { offsets } = &spec else {
+            panic!()
+        };
         assert_eq!(offsets.len(), 1001);
         assert!(offsets.windows(2).all(|w| w[0] <= w[1]));
-        assert!(offsets.windows(2).any(|w| w[0] == w[1]), "some empty segments");
+        assert!(
+            offsets.windows(2).any(|w| w[0] == w[1]),
+            "some empty segments"
+        );
         assert_eq!(spec, ShapeSpec::ragged(1000, 50, 7));
     }
 }

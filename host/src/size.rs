@@ -1,57 +1,100 @@
-//! Parsing element counts as users write them: `33554432`, `2^25`, `32M`, `1e6`, `2^32+3`.
+//! Element counts as users write them (`33554432`, `2^25`, `32M`, `1e6`, `2^32+3`) and as the
+//! program writes them back (`2^25`).
 
-/// Parses `text` as an element count; the error says which forms are accepted.
+/// Parses `text` as an element count; the error says which forms are accepted, or that the
+/// count is negative or too large to address.
 pub fn parse_len(text: &str) -> Result<usize, String> {
     let cleaned: String = text.trim().chars().filter(|c| *c != '_').collect();
-    let invalid = || {
-        format!(
+    if cleaned.starts_with('-') {
+        return Err(format!("`{text}`: the value must be a non-negative count"));
+    }
+    count(&cleaned).map_err(|problem| match problem {
+        Problem::Form => format!(
             "`{text}` is not an element count (write e.g. 1000000, 1e6, 2^25, 2^25+7, 32M or 4Ki)"
-        )
-    };
+        ),
+        Problem::TooLarge => format!(
+            "`{text}` is too large: an element count must be below 2^{}",
+            usize::BITS
+        ),
+        Problem::Negative => {
+            format!("`{text}` is negative: the value must be a non-negative count")
+        }
+    })
+}
+
+/// Why a count did not parse.
+enum Problem {
+    Form,
+    TooLarge,
+    Negative,
+}
+
+/// A whole number; overflow is `TooLarge`, anything else not a number is `Form`.
+fn number<T: std::str::FromStr<Err = std::num::ParseIntError>>(text: &str) -> Result<T, Problem> {
+    text.parse()
+        .map_err(|e: std::num::ParseIntError| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => Problem::TooLarge,
+            _ => Problem::Form,
+        })
+}
+
+fn count(cleaned: &str) -> Result<usize, Problem> {
     if cleaned.is_empty() {
-        return Err(invalid());
+        return Err(Problem::Form);
     }
     // `a+b` and `a-b`, for sizes such as 2^25+7 or 2^32-1.
     if let Some(at) = cleaned
         .rfind(['+', '-'])
         .filter(|&at| at > 0 && !cleaned[..at].ends_with(['e', 'E']))
     {
-        let (left, right) = (parse_len(&cleaned[..at])?, parse_len(&cleaned[at + 1..])?);
+        let (left, right) = (count(&cleaned[..at])?, count(&cleaned[at + 1..])?);
         return if cleaned.as_bytes()[at] == b'+' {
-            left.checked_add(right)
+            left.checked_add(right).ok_or(Problem::TooLarge)
         } else {
-            left.checked_sub(right)
-        }
-        .ok_or_else(invalid);
+            left.checked_sub(right).ok_or(Problem::Negative)
+        };
     }
     if let Some((base, exponent)) = cleaned.split_once('^') {
-        let base: usize = base.parse().map_err(|_| invalid())?;
-        let exponent: u32 = exponent.parse().map_err(|_| invalid())?;
-        return base.checked_pow(exponent).ok_or_else(invalid);
+        let base: usize = number(base)?;
+        // An exponent too large for u32 makes a count too large for anything.
+        let exponent: u32 = number(exponent)?;
+        return base.checked_pow(exponent).ok_or(Problem::TooLarge);
     }
     if let Some((mantissa, exponent)) = cleaned.split_once(['e', 'E']) {
-        let mantissa: usize = mantissa.parse().map_err(|_| invalid())?;
-        let exponent: u32 = exponent.parse().map_err(|_| invalid())?;
+        let mantissa: usize = number(mantissa)?;
+        let exponent: u32 = number(exponent)?;
         return 10usize
             .checked_pow(exponent)
             .and_then(|p| p.checked_mul(mantissa))
-            .ok_or_else(invalid);
+            .ok_or(Problem::TooLarge);
     }
+    // Binary suffixes in any case (`32M`, `32m`, `4Ki`, `4KI`): one rule for every word the
+    // command line reads.
     let suffixes = [
-        ("Ki", 1usize << 10),
-        ("Mi", 1 << 20),
-        ("Gi", 1 << 30),
-        ("K", 1 << 10),
-        ("M", 1 << 20),
-        ("G", 1 << 30),
+        ("ki", 1usize << 10),
+        ("mi", 1 << 20),
+        ("gi", 1 << 30),
+        ("k", 1 << 10),
+        ("m", 1 << 20),
+        ("g", 1 << 30),
     ];
+    let lower = cleaned.to_ascii_lowercase();
     for (suffix, scale) in suffixes {
-        if let Some(number) = cleaned.strip_suffix(suffix) {
-            let number: usize = number.parse().map_err(|_| invalid())?;
-            return number.checked_mul(scale).ok_or_else(invalid);
+        if let Some(digits) = lower.strip_suffix(suffix) {
+            let digits: usize = number(digits)?;
+            return digits.checked_mul(scale).ok_or(Problem::TooLarge);
         }
     }
-    cleaned.parse().map_err(|_| invalid())
+    number(cleaned)
+}
+
+/// `2^k` for powers of two, else the number.
+pub fn size_label(n: usize) -> String {
+    if n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -72,8 +115,41 @@ mod tests {
     }
 
     #[test]
+    fn suffixes_take_any_case() {
+        assert_eq!(parse_len("32m"), Ok(1 << 25));
+        assert_eq!(parse_len("4KI"), Ok(4096));
+        assert_eq!(parse_len("1E3"), Ok(1000));
+    }
+
+    #[test]
+    fn negative_and_too_large_counts_say_so() {
+        for negative in ["-1", " -3", "-2^10"] {
+            let err = parse_len(negative).unwrap_err();
+            assert!(
+                err.contains("must be a non-negative count"),
+                "{negative}: {err}"
+            );
+        }
+        assert!(parse_len("3-5").unwrap_err().contains("is negative"));
+        for large in [
+            "2^64",
+            "2^99",
+            "2^64+1",
+            "2^63+2^63",
+            "99999999999999999999999",
+            "1e20",
+            "2^4294967296",
+            "99999999999999999999G",
+        ] {
+            let err = parse_len(large).unwrap_err();
+            assert!(err.contains("is too large"), "{large}: {err}");
+        }
+        assert!(parse_len("2^64").unwrap_err().contains("below 2^64"));
+    }
+
+    #[test]
     fn rejects_everything_else_with_the_accepted_forms() {
-        for bad in ["", "abc", "-5", "2^", "1.5", "2^99", "3-5"] {
+        for bad in ["", "abc", "2^", "1.5", "2^x", "e5", "M"] {
             let err = parse_len(bad).unwrap_err();
             assert!(
                 err.contains("is not an element count") && err.contains("2^25"),

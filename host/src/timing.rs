@@ -99,7 +99,11 @@ impl<'g> Timer<'g> {
 
     /// Times `enqueue` (which enqueues one run reading input copy `run`): pre-roll, start
     /// event, the work, end event; `warmup` untimed runs, then the median of `repeat`.
-    pub fn time(&self, timing: Timing, mut enqueue: impl FnMut(usize) -> Result<()>) -> Result<f64> {
+    pub fn time(
+        &self,
+        timing: Timing,
+        mut enqueue: impl FnMut(usize) -> Result<()>,
+    ) -> Result<f64> {
         let mut samples = Vec::new();
         for run in 0..(timing.warmup + timing.repeat) as usize {
             self.preroll()?;
@@ -128,7 +132,9 @@ impl<'g> Timer<'g> {
     ) -> Result<TimedRun<O::Device>> {
         let name = plan::entry_name::<T, O>(version, block);
         let sizes = Sizes::of::<T, O>();
-        let (function, passes) = self.gpu.plan(version, &name, len, block, sizes, max_blocks)?;
+        let (function, passes) = self
+            .gpu
+            .plan(version, &name, len, block, sizes, max_blocks)?;
         self.reduce_passes::<T, O>(&name, &function, &passes, inputs, len, timing)
     }
 
@@ -161,7 +167,8 @@ impl<'g> Timer<'g> {
             self.gpu
                 .enqueue_observed(name, function, passes, sizes, target, |k| {
                     if k == 0 && !single {
-                        self.record(1).map_err(|e| reduce_rs::Error::Kernels(format!("{e:#}")))?;
+                        self.record(1)
+                            .map_err(|e| reduce_rs::Error::Kernels(format!("{e:#}")))?;
                     }
                     Ok(())
                 })?;
@@ -176,7 +183,11 @@ impl<'g> Timer<'g> {
             if run >= timing.warmup as usize {
                 let whole = self.elapsed_ms(0, 2)?;
                 to_result.push(whole);
-                first_pass.push(if single { whole } else { self.elapsed_ms(0, 1)? });
+                first_pass.push(if single {
+                    whole
+                } else {
+                    self.elapsed_ms(0, 1)?
+                });
             }
         }
         let bits = first.ok_or_else(|| anyhow!("no run (warmup + repeat is 0)"))?;

@@ -19,23 +19,67 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
         ("rows_3x0", ShapeSpec::Rows { rows: 3, cols: 0 }),
         ("rows_1x1", ShapeSpec::Rows { rows: 1, cols: 1 }),
         ("rows_7x31", ShapeSpec::Rows { rows: 7, cols: 31 }),
-        ("rows_40x257", ShapeSpec::Rows { rows: 40, cols: 257 }),
-        ("rows_9x2003", ShapeSpec::Rows { rows: 9, cols: 2003 }),
-        ("rows_2x40003", ShapeSpec::Rows { rows: 2, cols: 40_003 }),
-        ("rows_1x1048579", ShapeSpec::Rows { rows: 1, cols: (1 << 20) + 3 }),
+        (
+            "rows_40x257",
+            ShapeSpec::Rows {
+                rows: 40,
+                cols: 257,
+            },
+        ),
+        (
+            "rows_9x2003",
+            ShapeSpec::Rows {
+                rows: 9,
+                cols: 2003,
+            },
+        ),
+        (
+            "rows_2x40003",
+            ShapeSpec::Rows {
+                rows: 2,
+                cols: 40_003,
+            },
+        ),
+        (
+            "rows_1x1048579",
+            ShapeSpec::Rows {
+                rows: 1,
+                cols: (1 << 20) + 3,
+            },
+        ),
         ("columns_0x5", ShapeSpec::Columns { rows: 0, cols: 5 }),
-        ("columns_3x1000", ShapeSpec::Columns { rows: 3, cols: 1000 }),
-        ("columns_301x70", ShapeSpec::Columns { rows: 301, cols: 70 }),
+        (
+            "columns_3x1000",
+            ShapeSpec::Columns {
+                rows: 3,
+                cols: 1000,
+            },
+        ),
+        (
+            "columns_301x70",
+            ShapeSpec::Columns {
+                rows: 301,
+                cols: 70,
+            },
+        ),
         ("segments_200_short", ShapeSpec::ragged(200, 40, 1)),
         ("segments_12_long", ShapeSpec::ragged(12, 3000, 2)),
     ]
 }
 
-fn run<T: HostElement, O: Checked<T> + Default>(spec: &ShapeSpec, schedule: Schedule) -> Result<(), Failed> {
-    let pattern = if O::KIND == OpKind::Sum { Pattern::SmallIntegers } else { Pattern::Random };
+fn run<T: HostElement, O: Checked<T> + Default>(
+    spec: &ShapeSpec,
+    schedule: Schedule,
+) -> Result<(), Failed> {
+    let pattern = if O::KIND == OpKind::Sum {
+        Pattern::SmallIntegers
+    } else {
+        Pattern::Random
+    };
     let input: Vec<T> = generate(pattern, spec.len(), spec.len() as u64 ^ 0x5a);
     let reducer = Reducer::simulator_with(schedule);
-    let (_, name, verdict) = run_and_check::<T, O>(&reducer, &input, spec).map_err(|e| format!("{e:#}"))?;
+    let (_, name, verdict) =
+        run_and_check::<T, O>(&reducer, &input, spec).map_err(|e| format!("{e:#}"))?;
     if verdict.pass() {
         Ok(())
     } else {
@@ -63,10 +107,15 @@ fn main() {
                 };
                 for &schedule in schedules {
                     let spec = spec.clone();
-                    let prefix = if schedule == Schedule::InOrder { "" } else { "shuffled::" };
-                    trials.push(Trial::test(format!("{prefix}{label}::{dtype}::{op}"), move || {
-                        with_dtype_and_op!(dtype, op, run(&spec, schedule))
-                    }));
+                    let prefix = if schedule == Schedule::InOrder {
+                        ""
+                    } else {
+                        "shuffled::"
+                    };
+                    trials.push(Trial::test(
+                        format!("{prefix}{label}::{dtype}::{op}"),
+                        move || with_dtype_and_op!(dtype, op, run(&spec, schedule)),
+                    ));
                 }
             }
         }

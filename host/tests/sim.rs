@@ -16,12 +16,24 @@ fn main() {
     let in_order = Runner::Simulator(Schedule::InOrder);
     let shuffled = Runner::Simulator(Schedule::Shuffled { seed: 42 });
     trials.extend(common::trials(common::table(&SIZES), "", in_order.clone()));
-    trials.extend(common::trials(common::block_sizes(3_001), "", in_order.clone()));
+    trials.extend(common::trials(
+        common::block_sizes(3_001),
+        "",
+        in_order.clone(),
+    ));
     trials.extend(common::trials(common::boundaries(), "", in_order));
     // The same kernels with the threads of every block in a seeded random order: a kernel that
     // only works in one order has a race the detector should also name.
-    trials.extend(common::trials(common::table(&SIZES), "shuffled::", shuffled.clone()));
-    trials.extend(common::trials(common::block_sizes(3_001), "shuffled::", shuffled.clone()));
+    trials.extend(common::trials(
+        common::table(&SIZES),
+        "shuffled::",
+        shuffled.clone(),
+    ));
+    trials.extend(common::trials(
+        common::block_sizes(3_001),
+        "shuffled::",
+        shuffled.clone(),
+    ));
     trials.extend(common::trials(common::boundaries(), "shuffled::", shuffled));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -100,7 +100,12 @@ pub trait Vector16<T>: Copy {
     fn lanes(&self) -> &[T];
     /// The lanes lifted (lane `k` is element `first + k` of the input) and combined as a tree,
     /// `(l0⊕l1)⊕(l2⊕l3)`: written out for each width, so every value stays in a register.
-    fn tree<A: Copy>(self, first: usize, lift: impl Fn(T, usize) -> A, combine: impl Fn(A, A) -> A) -> A;
+    fn tree<A: Copy>(
+        self,
+        first: usize,
+        lift: impl Fn(T, usize) -> A,
+        combine: impl Fn(A, A) -> A,
+    ) -> A;
     /// The first lane whose `key` is the largest (`better(a, b)`: `a` beats `b`), and that key.
     fn best_lane<K: Copy>(self, key: impl Fn(T) -> K, better: impl Fn(K, K) -> bool) -> (usize, K);
 }
@@ -122,13 +127,22 @@ macro_rules! lanes {
                 &self.0
             }
             #[inline(always)]
-            fn tree<A: Copy>(self, first: usize, lift: impl Fn(T, usize) -> A, $c: impl Fn(A, A) -> A) -> A {
+            fn tree<A: Copy>(
+                self,
+                first: usize,
+                lift: impl Fn(T, usize) -> A,
+                $c: impl Fn(A, A) -> A,
+            ) -> A {
                 let $x = self.0;
                 let $l = |k: usize| lift($x[k], first + k);
                 $tree
             }
             #[inline(always)]
-            fn best_lane<K: Copy>(self, key: impl Fn(T) -> K, better: impl Fn(K, K) -> bool) -> (usize, K) {
+            fn best_lane<K: Copy>(
+                self,
+                key: impl Fn(T) -> K,
+                better: impl Fn(K, K) -> bool,
+            ) -> (usize, K) {
                 // Lane by lane, the strictly better one replacing: the first of equal keys stays.
                 let mut best = (0, key(self.0[0]));
                 let mut lane = 1;
@@ -378,11 +392,19 @@ macro_rules! float_element {
             type Key = $bits;
             #[inline(always)]
             fn key_nan_high(self) -> $bits {
-                if self.is_nan() { <$bits>::MAX } else { float_key!(self.to_bits(), $bits, $signed) }
+                if self.is_nan() {
+                    <$bits>::MAX
+                } else {
+                    float_key!(self.to_bits(), $bits, $signed)
+                }
             }
             #[inline(always)]
             fn key_nan_low(self) -> $bits {
-                if self.is_nan() { 0 } else { float_key!(self.to_bits(), $bits, $signed) }
+                if self.is_nan() {
+                    0
+                } else {
+                    float_key!(self.to_bits(), $bits, $signed)
+                }
             }
             #[inline(always)]
             fn from_key(key: $bits) -> Self {
@@ -480,11 +502,19 @@ macro_rules! half_element {
             type Key = u32;
             #[inline(always)]
             fn key_nan_high(self) -> u32 {
-                if self.is_nan() { u32::MAX } else { u32::from(float_key!(self.0, u16, i16)) }
+                if self.is_nan() {
+                    u32::MAX
+                } else {
+                    u32::from(float_key!(self.0, u16, i16))
+                }
             }
             #[inline(always)]
             fn key_nan_low(self) -> u32 {
-                if self.is_nan() { 0 } else { u32::from(float_key!(self.0, u16, i16)) }
+                if self.is_nan() {
+                    0
+                } else {
+                    u32::from(float_key!(self.0, u16, i16))
+                }
             }
             #[inline(always)]
             fn from_key(key: u32) -> Self {
@@ -583,7 +613,15 @@ mod tests {
 
     #[test]
     fn keys_follow_the_types_order_and_invert() {
-        ordered(&[f32::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-45, 3.0, f32::INFINITY]);
+        ordered(&[
+            f32::NEG_INFINITY,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-45,
+            3.0,
+            f32::INFINITY,
+        ]);
         ordered(&[f64::NEG_INFINITY, -1e300, -0.0, 0.0, 5e-324, f64::INFINITY]);
         ordered(&[i64::MIN, -1, 0, 1, i64::MAX]);
         ordered(&[i32::MIN, -1, 0, 1, i32::MAX]);
@@ -596,7 +634,12 @@ mod tests {
         assert!(Bf16(0x7fc0).is_nan() && !Bf16(0xff80).is_nan());
         // Every NaN, whatever its sign and payload, is beyond every number, and turns back
         // into a NaN.
-        for nan in [f32::NAN, -f32::NAN, f32::from_bits(0x7f80_0001), f32::from_bits(0xffff_ffff)] {
+        for nan in [
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            f32::from_bits(0xffff_ffff),
+        ] {
             assert_eq!(nan.key_nan_high(), u32::MAX);
             assert_eq!(nan.key_nan_low(), 0);
             assert!(f32::from_key(nan.key_nan_high()).is_nan());
@@ -623,7 +666,11 @@ mod tests {
             (0x7c00, f32::INFINITY),
         ] {
             let got = f16_bits_to_f32(bits);
-            assert_eq!(got.to_bits(), value.to_bits(), "{bits:#06x}: {got} vs {value}");
+            assert_eq!(
+                got.to_bits(),
+                value.to_bits(),
+                "{bits:#06x}: {got} vs {value}"
+            );
         }
         assert!(f16_bits_to_f32(0x7e00).is_nan());
         assert_eq!(Bf16(0x3f80).to_f32(), 1.0);

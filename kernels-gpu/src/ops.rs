@@ -187,7 +187,11 @@ impl<T: Element> Reduction<T> for Min {
     }
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
-        if a.key_nan_low() <= b.key_nan_low() { a } else { b }
+        if a.key_nan_low() <= b.key_nan_low() {
+            a
+        } else {
+            b
+        }
     }
     #[inline(always)]
     fn vector(vector: T::Vector16, _first: usize) -> T {
@@ -212,7 +216,11 @@ impl<T: Element> Reduction<T> for Max {
     }
     #[inline(always)]
     fn combine(a: T, b: T) -> T {
-        if a.key_nan_high() >= b.key_nan_high() { a } else { b }
+        if a.key_nan_high() >= b.key_nan_high() {
+            a
+        } else {
+            b
+        }
     }
     #[inline(always)]
     fn vector(vector: T::Vector16, _first: usize) -> T {
@@ -264,7 +272,12 @@ impl<T: Element> Value for Arg<T> {
 /// `a` if it beats `b` (`better` on their keys), ties to the smaller index: the same winner in
 /// any order of combination.
 #[inline(always)]
-fn arg_winner<T: Element>(a: Arg<T>, b: Arg<T>, key: impl Fn(T) -> T::Key, better: impl Fn(T::Key, T::Key) -> bool) -> Arg<T> {
+fn arg_winner<T: Element>(
+    a: Arg<T>,
+    b: Arg<T>,
+    key: impl Fn(T) -> T::Key,
+    better: impl Fn(T::Key, T::Key) -> bool,
+) -> Arg<T> {
     let (ka, kb) = (key(a.value), key(b.value));
     if better(ka, kb) || (ka == kb && a.index <= b.index) {
         a
@@ -343,33 +356,56 @@ mod tests {
     #[test]
     fn arg_operators_take_the_first_occurrence_and_the_first_nan() {
         let xs = [1.0f32, 7.0, 3.0, 7.0, -2.0, -2.0];
-        assert_eq!(fold::<f32, ArgMax>(&xs), Arg { index: 1, value: 7.0 });
-        assert_eq!(fold::<f32, ArgMin>(&xs), Arg { index: 4, value: -2.0 });
+        assert_eq!(
+            fold::<f32, ArgMax>(&xs),
+            Arg {
+                index: 1,
+                value: 7.0
+            }
+        );
+        assert_eq!(
+            fold::<f32, ArgMin>(&xs),
+            Arg {
+                index: 4,
+                value: -2.0
+            }
+        );
         let nans = [1.0f32, f32::NAN, 9.0, f32::NAN];
         assert_eq!(fold::<f32, ArgMax>(&nans).index, 1);
         assert_eq!(fold::<f32, ArgMin>(&nans).index, 1);
         // Order of combination does not matter: combine the pairs backwards.
-        let lifted: Vec<_> = xs.iter().enumerate().map(|(i, &x)| ArgMax::lift(x, i)).collect();
+        let lifted: Vec<_> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| ArgMax::lift(x, i))
+            .collect();
         let backwards = lifted
             .iter()
             .rev()
-            .fold(<ArgMax as Reduction<f32>>::IDENTITY, |a, &b| ArgMax::combine(b, a));
+            .fold(<ArgMax as Reduction<f32>>::IDENTITY, |a, &b| {
+                ArgMax::combine(b, a)
+            });
         assert_eq!(backwards.index, 1);
         assert_eq!(fold::<f32, ArgMax>(&[]).index, NO_INDEX);
         assert_eq!(fold::<u64, ArgMax>(&[0, 0]), Arg { index: 0, value: 0 });
-        assert_eq!(fold::<u64, ArgMin>(&[u64::MAX]), Arg { index: 0, value: u64::MAX });
+        assert_eq!(
+            fold::<u64, ArgMin>(&[u64::MAX]),
+            Arg {
+                index: 0,
+                value: u64::MAX
+            }
+        );
     }
 
     /// `R::vector` (the fast path) against lifting and combining lane by lane.
-    fn vector_agrees<T: Element + core::fmt::Debug, R: Reduction<T>>(lanes: [T; 4], first: usize)
+    fn vector_agrees<T, R: Reduction<T>>(lanes: [T; 4], first: usize)
     where
-        T: Element<Vector16 = crate::element::Lanes<T, 4>>,
+        T: Element<Vector16 = crate::element::Lanes<T, 4>> + core::fmt::Debug,
         R::Acc: PartialEq + core::fmt::Debug,
     {
-        let slow = lanes
-            .iter()
-            .enumerate()
-            .fold(R::IDENTITY, |acc, (k, &x)| R::combine(acc, R::lift(x, first + k)));
+        let slow = lanes.iter().enumerate().fold(R::IDENTITY, |acc, (k, &x)| {
+            R::combine(acc, R::lift(x, first + k))
+        });
         let fast = R::vector(crate::element::Lanes(lanes), first);
         let same = fast == slow || std::format!("{fast:?}") == std::format!("{slow:?}");
         assert!(same, "{lanes:?}: fast {fast:?}, slow {slow:?}");
@@ -392,7 +428,8 @@ mod tests {
         vector_agrees::<i32, ArgMax>([i32::MIN, -1, i32::MIN, -1], 0);
         vector_agrees::<u32, ArgMin>([u32::MAX; 4], 8);
         // Min and max: compare as values (NaN with NaN).
-        let max = <Max as Reduction<f32>>::vector(crate::element::Lanes([1.0, f32::NAN, 2.0, 3.0]), 0);
+        let max =
+            <Max as Reduction<f32>>::vector(crate::element::Lanes([1.0, f32::NAN, 2.0, 3.0]), 0);
         assert!(max.is_nan());
         let min = <Min as Reduction<f32>>::vector(crate::element::Lanes([0.0, -0.0, 1.0, 2.0]), 0);
         assert!(min == 0.0 && min.is_sign_negative());

@@ -122,7 +122,10 @@ impl Launch {
         // `retired_len` zeroed counters, used by this launch only.
         unsafe {
             Scratch {
-                partials: GlobalSliceMut::from_raw(self.partials.cast(), self.sizes.partials_len as usize),
+                partials: GlobalSliceMut::from_raw(
+                    self.partials.cast(),
+                    self.sizes.partials_len as usize,
+                ),
                 retired: GlobalCounters::from_raw(self.retired, self.sizes.retired_len as usize),
             }
         }

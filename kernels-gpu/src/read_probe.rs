@@ -17,11 +17,17 @@ use crate::element::{Element, Vector16};
 #[inline(always)]
 fn fold<T: Element>(acc: u32, vector: &T::Vector16) -> u32 {
     vector.lanes().iter().fold(acc, |acc, &x| {
-        x.to_words().as_ref().iter().fold(acc, |acc, &word| acc ^ word)
+        x.to_words()
+            .as_ref()
+            .iter()
+            .fold(acc, |acc, &word| acc ^ word)
     })
 }
 
-pub fn read_probe<T: Element, const BLOCK: u32>(input: GlobalSlice<T>, output: GlobalSliceMut<u32>) {
+pub fn read_probe<T: Element, const BLOCK: u32>(
+    input: GlobalSlice<T>,
+    output: GlobalSliceMut<u32>,
+) {
     let thread = block_idx_x() as usize * BLOCK as usize + thread_idx_x() as usize;
     let threads = BLOCK as usize * grid_dim_x() as usize;
     let (_, vectors, _) = input.split_vectors();

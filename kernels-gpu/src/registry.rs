@@ -56,7 +56,11 @@ pub enum BlockParam {
 pub enum TunedBlock {
     Fixed(u32),
     /// `small` threads per block up to `up_to` elements, `large` above.
-    BySize { small: u32, large: u32, up_to: usize },
+    BySize {
+        small: u32,
+        large: u32,
+        up_to: usize,
+    },
 }
 
 /// Which (element type, operator) pairs a kernel is built for.
@@ -138,7 +142,12 @@ impl VersionInfo {
     /// The entry point for `dtype`, `op` and `block` (names as in [`OpSet`]), whether or not
     /// it is built (see [`OpSet::supports`]).
     pub fn entry_point(&self, dtype: &str, op: &str, block: u32) -> EntryName {
-        EntryName::new(self.name, dtype, op, (self.block == BlockParam::Const).then_some(block))
+        EntryName::new(
+            self.name,
+            dtype,
+            op,
+            (self.block == BlockParam::Const).then_some(block),
+        )
     }
 }
 
@@ -420,4 +429,3 @@ macro_rules! declare_shapes {
 pub fn sim_entry(name: &str) -> Option<SimEntry> {
     crate::versions::sim_entry(name).or_else(|| crate::shapes::sim_entry(name))
 }
-

@@ -7,9 +7,9 @@
 //! ([`entries`]) and the simulator's lookup ([`sim_entry`]); see [`crate::registry`].
 
 use crate::launch::ADD_DURING_LOAD;
-use crate::registry::{BlockParam, Grid, OpSet, Origin, Output, Shared, TunedBlock, VersionInfo};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::registry::SimEntry;
+use crate::registry::{BlockParam, Grid, OpSet, Origin, Output, Shared, TunedBlock, VersionInfo};
 
 declare_versions! {
     v0 = 0, reduce_v0_baseline::reduce_v0 {

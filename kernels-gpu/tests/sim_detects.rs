@@ -3,8 +3,8 @@
 //! the simulator reports; the corrected kernel (or the project's own version) passes.
 
 use kernels_gpu::device::{
-    FULL_MASK, GlobalCounters, GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x,
-    shared_array, sync_threads, sync_warp, thread_fence, thread_idx_x, warp_shuffle_down,
+    FULL_MASK, GlobalCounters, GlobalSlice, GlobalSliceMut, block_dim_x, block_idx_x, shared_array,
+    sync_threads, sync_warp, thread_fence, thread_idx_x, warp_shuffle_down,
 };
 use kernels_gpu::ops::Sum;
 use kernels_gpu::params::Scratch;
@@ -37,7 +37,9 @@ fn simulate(
             GlobalCounters::from_raw(retired.as_mut_ptr(), retired.len()),
         )
     };
-    simt::launch("test_kernel", config, &regions, &|| kernel(input, partials, retired))
+    simt::launch("test_kernel", config, &regions, &|| {
+        kernel(input, partials, retired)
+    })
 }
 
 /// One of the project's versions in the shape of the broken kernels: its per-block values go
@@ -46,15 +48,16 @@ fn version(
     kernel: fn(GlobalSlice<f32>, Scratch<f32>, GlobalSliceMut<f32>),
 ) -> impl Fn(GlobalSlice<f32>, GlobalSliceMut<f32>, GlobalCounters) {
     move |input, partials, retired| {
-        let scratch = Scratch {
-            partials,
-            retired,
-        };
+        let scratch = Scratch { partials, retired };
         kernel(input, scratch, partials)
     }
 }
 
-fn launch(kernel: Kernel, grid: u32, len: usize) -> (Result<simt::LaunchStats, SimError>, Vec<f32>) {
+fn launch(
+    kernel: Kernel,
+    grid: u32,
+    len: usize,
+) -> (Result<simt::LaunchStats, SimError>, Vec<f32>) {
     launch_with_shared(kernel, grid, len, BLOCK as usize * 4)
 }
 

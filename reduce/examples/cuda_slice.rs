@@ -37,7 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     reducer.reduce_into(Sum, &on_gpu, &mut total_on_gpu)?;
     let best = reducer.reduce_to_device(ArgMax, &on_gpu.slice(1000..2000))?;
     let (total_back, best_back) = (stream.clone_dtoh(&total_on_gpu)?, stream.clone_dtoh(&best)?);
-    println!("sum on the GPU = {}, argmax of [1000, 2000) = {:?}", total_back[0], best_back[0]);
+    println!(
+        "sum on the GPU = {}, argmax of [1000, 2000) = {:?}",
+        total_back[0], best_back[0]
+    );
     assert_eq!(total_back[0], exact as f32);
     assert_eq!((best_back[0].index, best_back[0].value), (99, 99.0));
     Ok(())

@@ -14,7 +14,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = match std::env::args().nth(1) {
         Some(path) => std::path::PathBuf::from(path),
         None => {
-            let path = std::env::temp_dir().join(format!("reduce-rs-example-{}.npy", std::process::id()));
+            let path =
+                std::env::temp_dir().join(format!("reduce-rs-example-{}.npy", std::process::id()));
             let values: Vec<f32> = (0..100_000).map(|i| (i % 1000) as f32 * 0.5).collect();
             let mut writer = npyz::WriteOptions::new()
                 .default_dtype()
@@ -27,11 +28,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let file = npyz::NpyFile::new(std::io::BufReader::new(std::fs::File::open(&path)?))?;
-    println!("{}: shape {:?}, {}", path.display(), file.shape(), file.dtype().descr());
+    println!(
+        "{}: shape {:?}, {}",
+        path.display(),
+        file.shape(),
+        file.dtype().descr()
+    );
     let data: Vec<f32> = file.into_vec()?;
 
     let reducer = Reducer::new()?;
-    let (sum, max, mean) = (reducer.sum(&data)?, reducer.max(&data)?, reducer.mean(&data)?);
+    let (sum, max, mean) = (
+        reducer.sum(&data)?,
+        reducer.max(&data)?,
+        reducer.mean(&data)?,
+    );
     println!("sum {sum}, max {max:?}, mean {mean:?}");
     if std::env::args().nth(1).is_none() {
         assert_eq!(sum, 24_975_000.0);

@@ -13,7 +13,9 @@ fn main() -> Result<(), reduce_rs::Error> {
         BackendInfo::Simulator { .. } => println!("no GPU here: reducing on the CPU simulator"),
     }
 
-    let data: Vec<f32> = (0..1_000_000).map(|i| ((i % 1000) as f32 - 499.5) / 1000.0).collect();
+    let data: Vec<f32> = (0..1_000_000)
+        .map(|i| ((i % 1000) as f32 - 499.5) / 1000.0)
+        .collect();
     let sum = reducer.sum(&data)?;
     let max = reducer.max(&data)?;
     let (at, _) = reducer.argmin(&data)?.expect("the data is not empty");

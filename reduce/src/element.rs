@@ -16,7 +16,15 @@ use std::fmt;
 /// assert_eq!(DType::Bf16.size(), 2);
 /// ```
 pub trait Element:
-    Copy + PartialEq + fmt::Debug + Send + Sync + DeviceRepr + ValidAsZeroBits + 'static + sealed::Sealed
+    Copy
+    + PartialEq
+    + fmt::Debug
+    + Send
+    + Sync
+    + DeviceRepr
+    + ValidAsZeroBits
+    + 'static
+    + sealed::Sealed
 {
     /// The type's name and size.
     const DTYPE: DType;

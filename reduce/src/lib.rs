@@ -9,7 +9,7 @@
 //! use reduce_rs::Reducer;
 //! let reducer = Reducer::new()?; // the GPU if there is one, else the simulator
 //! let data: Vec<f32> = (0..10_000).map(|i| (i % 7) as f32).collect();
-//! assert_eq!(reducer.sum(&data)?, 29_997.0);
+//! assert_eq!(reducer.sum(&data)?, 29_994.0);
 //! assert_eq!(reducer.argmax(&data)?, Some((6, 6.0)));
 //! # Ok::<(), reduce_rs::Error>(())
 //! ```

@@ -42,7 +42,10 @@ impl Sizes {
 }
 
 /// The entry point of `version` for `T`, `O` and `block` (`reduce_v8_f32_sum`).
-pub fn entry_name<T: crate::Element, O: crate::Operation<T>>(version: Version, block: u32) -> String {
+pub fn entry_name<T: crate::Element, O: crate::Operation<T>>(
+    version: Version,
+    block: u32,
+) -> String {
     version
         .info()
         .entry_point(T::DTYPE.name(), O::KIND.name(), block)
@@ -84,11 +87,7 @@ pub fn shape(
     resident_blocks: u64,
 ) -> Result<LaunchShape, Error> {
     check_block(version, block)?;
-    let blocks_for = |per_thread: u64| {
-        (len as u64)
-            .div_ceil(per_thread * u64::from(block))
-            .max(1)
-    };
+    let blocks_for = |per_thread: u64| (len as u64).div_ceil(per_thread * u64::from(block)).max(1);
     let grid = match version.info().grid {
         Grid::PerElements {
             elements_per_thread,
@@ -188,18 +187,31 @@ mod tests {
         let resident = resident_blocks(132, 256);
         assert_eq!(shape(v("v0"), n, 256, F32, resident).unwrap().grid, 131_072);
         assert_eq!(shape(v("v3"), n, 256, F32, resident).unwrap().grid, 65_536);
-        assert_eq!(shape(v("v5"), n, 256, F32, resident).unwrap().shared_bytes, 1024);
+        assert_eq!(
+            shape(v("v5"), n, 256, F32, resident).unwrap().shared_bytes,
+            1024
+        );
         // Grid-filling versions: 132 SMs × 2048/256 = 1056 blocks on the H100.
         assert_eq!(shape(v("v6"), n, 256, F32, resident).unwrap().grid, 1056);
-        assert_eq!(shape(v("v7"), n, 256, F32, resident).unwrap().shared_bytes, 32);
-        assert_eq!(shape(v("v8"), n, 256, F32, resident).unwrap().shared_bytes, 36);
+        assert_eq!(
+            shape(v("v7"), n, 256, F32, resident).unwrap().shared_bytes,
+            32
+        );
+        assert_eq!(
+            shape(v("v8"), n, 256, F32, resident).unwrap().shared_bytes,
+            36
+        );
     }
 
     #[test]
     fn small_inputs_still_launch_one_block() {
         for version in Version::all() {
             let resident = resident_blocks(132, 256);
-            assert_eq!(shape(version, 0, 256, F32, resident).unwrap().grid, 1, "{version}");
+            assert_eq!(
+                shape(version, 0, 256, F32, resident).unwrap().grid,
+                1,
+                "{version}"
+            );
             assert_eq!(passes(version, 1, 64, F32, resident).unwrap().len(), 1);
         }
     }

@@ -68,7 +68,9 @@ impl<'a> Shape<'a> {
         match *self {
             Shape::Rows { rows, cols } | Shape::Columns { rows, cols } => {
                 let elements = rows.checked_mul(cols).ok_or_else(|| {
-                    Error::Shape(format!("{rows} × {cols} elements do not fit in this machine's address space"))
+                    Error::Shape(format!(
+                        "{rows} × {cols} elements do not fit in this machine's address space"
+                    ))
                 })?;
                 if elements != len {
                     return Err(Error::Shape(format!(
@@ -85,7 +87,8 @@ impl<'a> Shape<'a> {
             Shape::Segments(offsets) => {
                 if offsets.is_empty() {
                     return Err(Error::Shape(
-                        "segment offsets need at least one entry (n segments have n + 1 offsets)".into(),
+                        "segment offsets need at least one entry (n segments have n + 1 offsets)"
+                            .into(),
                     ));
                 }
                 if let Some(at) = offsets.windows(2).position(|pair| pair[0] > pair[1]) {
@@ -155,7 +158,11 @@ pub struct ShapePlan {
 
 /// Chooses the kernel and launch for `shape` over elements of `sizes`, on a GPU that runs
 /// `resident(kernel)` blocks of a kernel at once.
-pub fn plan_shape(shape: &Shape<'_>, sizes: Sizes, resident: impl Fn(ShapeKernel) -> u64) -> ShapePlan {
+pub fn plan_shape(
+    shape: &Shape<'_>,
+    sizes: Sizes,
+    resident: impl Fn(ShapeKernel) -> u64,
+) -> ShapePlan {
     let results = shape.results();
     let per_warp_shared = |block: u32| (block / WARP_SIZE) as usize * sizes.accumulator;
     let with_ticket = |block: u32| per_warp_shared(block).next_multiple_of(4) + 4;
@@ -208,18 +215,21 @@ pub fn plan_shape(shape: &Shape<'_>, sizes: Sizes, resident: impl Fn(ShapeKernel
                     let split = resident(kernel)
                         .max(1)
                         .div_ceil(rows.max(1) as u64)
-                        .min(cols.div_ceil(per_block).max(1) as u64) as usize;
+                        .min(cols.div_ceil(per_block).max(1) as u64)
+                        as usize;
                     plan(kernel, (rows * split) as u64, split, rows * split, rows)
                 }
             }
         }
         Shape::Segments(offsets) => {
-            let total = offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0);
+            let total =
+                offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0);
             let average_bytes = total.div_ceil(results.max(1)) * sizes.element;
             if average_bytes <= WARP_ROW_BYTES {
                 let kernel = ShapeKernel::RowsWarp;
                 let rows_per_block = (kernel.block() / WARP_SIZE) as usize;
-                let grid = (results.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
+                let grid =
+                    (results.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
                 plan(kernel, grid, 1, 0, 0)
             } else {
                 plan(ShapeKernel::RowsBlock, results as u64, 1, 0, 0)
@@ -245,7 +255,10 @@ mod tests {
         let short = plan_shape(&Shape::rows(65536, 512), F32, h100);
         assert_eq!(short.kernel, ShapeKernel::RowsWarp);
         let many_long = plan_shape(&Shape::rows(8192, 8192), F32, h100);
-        assert_eq!((many_long.kernel, many_long.launch.grid), (ShapeKernel::RowsBlock, 8192));
+        assert_eq!(
+            (many_long.kernel, many_long.launch.grid),
+            (ShapeKernel::RowsBlock, 8192)
+        );
         let few_long = plan_shape(&Shape::rows(16, 1 << 22), F32, h100);
         assert_eq!(few_long.kernel, ShapeKernel::RowsSplit);
         assert_eq!(few_long.launch.grid as usize, 16 * few_long.split);
@@ -255,17 +268,38 @@ mod tests {
         assert_eq!(columns.counters, 32);
         assert!(columns.split > 1 && columns.partials == columns.split * 8192);
         let offsets = [0, 10, 10, 500];
-        assert_eq!(plan_shape(&Shape::segments(&offsets), F32, h100).kernel, ShapeKernel::RowsWarp);
+        assert_eq!(
+            plan_shape(&Shape::segments(&offsets), F32, h100).kernel,
+            ShapeKernel::RowsWarp
+        );
     }
 
     #[test]
     fn shapes_are_checked_against_the_input() {
         assert!(Shape::rows(3, 4).check(12).is_ok());
-        assert!(Shape::rows(3, 4).check(13).unwrap_err().to_string().contains("has 13"));
+        assert!(
+            Shape::rows(3, 4)
+                .check(13)
+                .unwrap_err()
+                .to_string()
+                .contains("has 13")
+        );
         assert!(Shape::rows(usize::MAX, 2).check(0).is_err());
         assert!(Shape::segments(&[]).check(0).is_err());
-        assert!(Shape::segments(&[0, 5, 3]).check(9).unwrap_err().to_string().contains("must not decrease"));
-        assert!(Shape::segments(&[0, 10]).check(9).unwrap_err().to_string().contains("past the input"));
+        assert!(
+            Shape::segments(&[0, 5, 3])
+                .check(9)
+                .unwrap_err()
+                .to_string()
+                .contains("must not decrease")
+        );
+        assert!(
+            Shape::segments(&[0, 10])
+                .check(9)
+                .unwrap_err()
+                .to_string()
+                .contains("past the input")
+        );
         assert!(Shape::segments(&[2, 2, 5]).check(9).is_ok());
         assert_eq!(Shape::segments(&[2, 2, 5]).results(), 2);
     }

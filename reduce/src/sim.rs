@@ -131,7 +131,13 @@ impl Sim {
         sizes: Sizes,
         max_blocks: Option<u32>,
     ) -> Result<Vec<Pass>> {
-        plan::passes(version, len, block, sizes, self.resident_blocks(block, max_blocks))
+        plan::passes(
+            version,
+            len,
+            block,
+            sizes,
+            self.resident_blocks(block, max_blocks),
+        )
     }
 
     /// Blocks of `block` threads the simulated GPU runs at once (at most `max_blocks`).
@@ -198,7 +204,15 @@ impl Sim {
                 counters: &mut memory.counters[..1],
                 output,
             };
-            launch_checked(name, entry, pass.shape, self.schedule, buffers, sizes, &mut memory.report)?;
+            launch_checked(
+                name,
+                entry,
+                pass.shape,
+                self.schedule,
+                buffers,
+                sizes,
+                &mut memory.report,
+            )?;
             source = target;
         }
         memory.report.wall_time = started.elapsed();
@@ -249,7 +263,15 @@ impl Sim {
             counters: &mut memory.counters[..plan.counters.max(1)],
             output: &mut memory.output,
         };
-        launch_checked(name, entry, plan.launch, self.schedule, buffers, params, &mut memory.report)?;
+        launch_checked(
+            name,
+            entry,
+            plan.launch,
+            self.schedule,
+            buffers,
+            params,
+            &mut memory.report,
+        )?;
         memory.report.wall_time = started.elapsed();
         Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
     }
@@ -291,7 +313,11 @@ fn launch_checked(
         Region::of_slice("output", buffers.output, Access::ReadWrite),
     ];
     if !buffers.offsets.is_empty() {
-        regions.push(Region::of_slice("offsets", buffers.offsets, Access::ReadOnly));
+        regions.push(Region::of_slice(
+            "offsets",
+            buffers.offsets,
+            Access::ReadOnly,
+        ));
     }
     let launch = Launch {
         input: buffers.input.as_ptr(),

@@ -60,9 +60,7 @@ impl Version {
     pub fn find(name: &str) -> Result<Version, Error> {
         let wanted = name.trim().to_ascii_lowercase().replace('_', "-");
         Version::all()
-            .find(|v| {
-                wanted == v.name() || wanted == v.0.index.to_string() || wanted == v.slug()
-            })
+            .find(|v| wanted == v.name() || wanted == v.0.index.to_string() || wanted == v.slug())
             .ok_or_else(|| Error::UnknownVersion {
                 given: name.to_string(),
                 valid: Version::all()
@@ -109,7 +107,11 @@ impl Version {
     pub fn tuned_block(self, len: usize) -> u32 {
         match self.0.tuned_block {
             TunedBlock::Fixed(block) => block,
-            TunedBlock::BySize { small, large, up_to } => {
+            TunedBlock::BySize {
+                small,
+                large,
+                up_to,
+            } => {
                 if len <= up_to {
                     small
                 } else {

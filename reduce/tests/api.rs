@@ -18,7 +18,11 @@ fn empty_inputs_follow_numpy() {
     // Every version says the same.
     for version in Version::all() {
         let r = Reducer::simulator().with_version(version);
-        assert_eq!(r.sum(&nothing).unwrap().to_bits(), 0.0f32.to_bits(), "{version}");
+        assert_eq!(
+            r.sum(&nothing).unwrap().to_bits(),
+            0.0f32.to_bits(),
+            "{version}"
+        );
         assert_eq!(r.max(&nothing).unwrap(), None, "{version}");
     }
 }
@@ -26,14 +30,29 @@ fn empty_inputs_follow_numpy() {
 #[test]
 fn every_type_and_operation() {
     let reducer = Reducer::simulator();
-    let halves: Vec<f16> = [1.5f32, -2.0, 4.0].iter().map(|&x| f16::from_f32(x)).collect();
+    let halves: Vec<f16> = [1.5f32, -2.0, 4.0]
+        .iter()
+        .map(|&x| f16::from_f32(x))
+        .collect();
     assert_eq!(reducer.sum(&halves).unwrap(), 3.5);
-    assert_eq!(reducer.argmin(&halves).unwrap(), Some((1, f16::from_f32(-2.0))));
-    let brains: Vec<bf16> = [1.0f32, 8.0, 8.0].iter().map(|&x| bf16::from_f32(x)).collect();
-    assert_eq!(reducer.argmax(&brains).unwrap(), Some((1, bf16::from_f32(8.0))));
+    assert_eq!(
+        reducer.argmin(&halves).unwrap(),
+        Some((1, f16::from_f32(-2.0)))
+    );
+    let brains: Vec<bf16> = [1.0f32, 8.0, 8.0]
+        .iter()
+        .map(|&x| bf16::from_f32(x))
+        .collect();
+    assert_eq!(
+        reducer.argmax(&brains).unwrap(),
+        Some((1, bf16::from_f32(8.0)))
+    );
     assert_eq!(reducer.mean(&brains).unwrap(), Some(17.0 / 3.0));
     assert_eq!(reducer.sum(&[u64::MAX, 2]).unwrap(), 1);
-    assert_eq!(reducer.mean(&[i64::MAX, i64::MAX]).unwrap(), Some(i64::MAX as f64));
+    assert_eq!(
+        reducer.mean(&[i64::MAX, i64::MAX]).unwrap(),
+        Some(i64::MAX as f64)
+    );
     assert_eq!(reducer.reduce(Min, &[3u32, 1, 2]).unwrap(), Some(1));
     assert_eq!(reducer.reduce(Max, &[-3.0f64, -1.0]).unwrap(), Some(-1.0));
     assert_eq!(reducer.reduce(Mean, &[1.0f64, 2.0]).unwrap(), Some(1.5));
@@ -65,7 +84,11 @@ fn unsupported_combinations_and_bad_block_sizes_are_errors() {
     let v3 = Reducer::simulator().with_version(Version::find("v3").unwrap());
     let error = v3.argmax(&[1.0f32]).unwrap_err();
     assert!(matches!(error, Error::Unsupported { .. }), "{error}");
-    assert!(error.to_string().contains("v3 has no argmax kernel for f32"));
+    assert!(
+        error
+            .to_string()
+            .contains("v3 has no argmax kernel for f32")
+    );
     assert!(v3.sum(&[bf16::ONE]).is_err());
     let error = Reducer::simulator().with_block_size(96).err().unwrap();
     assert!(error.to_string().contains("block size 96"), "{error}");
@@ -86,7 +109,10 @@ fn a_reducer_is_reused_across_calls_and_types() {
 
 #[test]
 fn misaligned_slices_are_reduced_whole() {
-    let reducer = Reducer::simulator().with_max_blocks(2).with_block_size(64).unwrap();
+    let reducer = Reducer::simulator()
+        .with_max_blocks(2)
+        .with_block_size(64)
+        .unwrap();
     let data: Vec<f32> = (0..10_000).map(|i| (i % 17) as f32).collect();
     for offset in 0..4 {
         for end in [offset, offset + 1, offset + 5, 4099, 10_000] {
@@ -94,10 +120,13 @@ fn misaligned_slices_are_reduced_whole() {
             let expected: f32 = slice.iter().sum();
             assert_eq!(reducer.sum(slice).unwrap(), expected, "[{offset}..{end}]");
             let arg = reducer.argmax(slice).unwrap();
-            let first = slice.iter().enumerate().fold(None, |best: Option<(usize, f32)>, (i, &x)| match best {
-                Some((_, b)) if b >= x => best,
-                _ => Some((i, x)),
-            });
+            let first = slice.iter().enumerate().fold(
+                None,
+                |best: Option<(usize, f32)>, (i, &x)| match best {
+                    Some((_, b)) if b >= x => best,
+                    _ => Some((i, x)),
+                },
+            );
             assert_eq!(arg, first, "[{offset}..{end}]");
         }
     }
@@ -108,21 +137,43 @@ fn shapes() {
     let reducer = Reducer::simulator();
     // Rows of every kernel: short (a warp each), long and many, long and few.
     // Columns of 300 rows are cut into bands (the tickets per tile).
-    for (rows, cols) in [(5, 3), (3, 2000), (2, 5000), (1, 100_003), (10, 1100), (300, 50), (4, 0), (0, 4)] {
+    for (rows, cols) in [
+        (5, 3),
+        (3, 2000),
+        (2, 5000),
+        (1, 100_003),
+        (10, 1100),
+        (300, 50),
+        (4, 0),
+        (0, 4),
+    ] {
         let data: Vec<u32> = (0..rows * cols).map(|i| (i % 97) as u32).collect();
-        let sums = reducer.reduce_each(Sum, &data, Shape::rows(rows, cols)).unwrap();
-        let maxes = reducer.reduce_each(ArgMax, &data, Shape::rows(rows, cols)).unwrap();
+        let sums = reducer
+            .reduce_each(Sum, &data, Shape::rows(rows, cols))
+            .unwrap();
+        let maxes = reducer
+            .reduce_each(ArgMax, &data, Shape::rows(rows, cols))
+            .unwrap();
         assert_eq!(sums.len(), rows);
         for r in 0..rows {
             let row = &data[r * cols..(r + 1) * cols];
-            assert_eq!(sums[r], row.iter().copied().fold(0u32, u32::wrapping_add), "{rows}×{cols} row {r}");
-            let best = row.iter().enumerate().fold(None, |best: Option<(usize, u32)>, (i, &x)| match best {
-                Some((_, b)) if b >= x => best,
-                _ => Some((i, x)),
-            });
+            assert_eq!(
+                sums[r],
+                row.iter().copied().fold(0u32, u32::wrapping_add),
+                "{rows}×{cols} row {r}"
+            );
+            let best = row
+                .iter()
+                .enumerate()
+                .fold(None, |best: Option<(usize, u32)>, (i, &x)| match best {
+                    Some((_, b)) if b >= x => best,
+                    _ => Some((i, x)),
+                });
             assert_eq!(maxes[r], best, "{rows}×{cols} row {r}");
         }
-        let columns = reducer.reduce_each(Max, &data, Shape::columns(rows, cols)).unwrap();
+        let columns = reducer
+            .reduce_each(Max, &data, Shape::columns(rows, cols))
+            .unwrap();
         for c in 0..cols {
             let expected = (0..rows).map(|r| data[r * cols + c]).max();
             assert_eq!(columns[c], expected, "{rows}×{cols} column {c}");
@@ -130,9 +181,22 @@ fn shapes() {
     }
     let data: Vec<f64> = (0..1000).map(f64::from).collect();
     let offsets = [0, 0, 10, 10, 600, 1000];
-    let sums = reducer.reduce_each(Sum, &data, Shape::segments(&offsets)).unwrap();
-    assert_eq!(sums, [0.0, 45.0, 0.0, (10..600).sum::<i32>() as f64, (600..1000).sum::<i32>() as f64]);
-    let means = reducer.reduce_each(Mean, &data, Shape::segments(&offsets)).unwrap();
+    let sums = reducer
+        .reduce_each(Sum, &data, Shape::segments(&offsets))
+        .unwrap();
+    assert_eq!(
+        sums,
+        [
+            0.0,
+            45.0,
+            0.0,
+            (10..600).sum::<i32>() as f64,
+            (600..1000).sum::<i32>() as f64
+        ]
+    );
+    let means = reducer
+        .reduce_each(Mean, &data, Shape::segments(&offsets))
+        .unwrap();
     assert_eq!(means[0], None);
     assert_eq!(means[1], Some(4.5));
     assert!(reducer.reduce_each(Sum, &data, Shape::rows(3, 3)).is_err());

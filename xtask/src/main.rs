@@ -7,7 +7,7 @@
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 
 mod source_hash;
 
@@ -22,8 +22,9 @@ struct Cli {
 enum Task {
     /// Build the kernels to PTX (and a cubin, where ptxas is found).
     BuildPtx {
-        /// GPU architecture (`sm_XY`) of the cubin and the resource report; the PTX itself
-        /// targets sm_70 and runs on every GPU from Volta on.
+        /// GPU architecture of the cubin and the resource report, sm_70 to sm_121 (a wrong one
+        /// is answered with the list); the PTX itself targets sm_70 and runs on every GPU from
+        /// Volta on.
         #[arg(long, default_value = "sm_90")]
         arch: String,
         /// Only build the PTX; do not look for ptxas.
@@ -36,13 +37,22 @@ enum Task {
     },
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().task {
+/// Errors are printed as one `error:` line with their causes, not as `main`'s `Debug`, which
+/// adds a backtrace wherever RUST_BACKTRACE is set.
+fn main() -> ExitCode {
+    let result = match Cli::parse().task {
         Task::BuildPtx {
             arch,
             no_ptxas,
             cfgs,
         } => build_ptx(&arch, no_ptxas, &cfgs),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -56,13 +66,29 @@ fn workspace_root() -> PathBuf {
 /// The architecture the shipped PTX targets (the library's `build.rs` uses the same).
 const PTX_ARCH: &str = "sm_70";
 
-fn build_ptx(arch: &str, no_ptxas: bool, cfgs: &[String]) -> Result<()> {
-    let valid_arch = arch
-        .strip_prefix("sm_")
-        .is_some_and(|n| n.len() >= 2 && n.bytes().all(|b| b.is_ascii_digit()));
-    if !valid_arch {
-        bail!("--arch must look like sm_90 (got `{arch}`)");
+/// What `--arch` may name: the targets ptxas assembles for from Volta on (the PTX is built for
+/// sm_70, so nothing older can run it).
+const ARCHS: [&str; 15] = [
+    "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
+    "sm_101", "sm_103", "sm_110", "sm_120", "sm_121",
+];
+
+/// `--arch` in any case, checked before anything is built: an unknown one would otherwise fail
+/// late, inside ptxas, after a full build.
+fn check_arch(arch: &str) -> Result<String> {
+    let arch = arch.trim().to_ascii_lowercase();
+    if ARCHS.contains(&arch.as_str()) {
+        Ok(arch)
+    } else {
+        bail!(
+            "--arch {arch} is not supported; supported: {}",
+            ARCHS.join(" ")
+        )
     }
+}
+
+fn build_ptx(arch: &str, no_ptxas: bool, cfgs: &[String]) -> Result<()> {
+    let arch = &check_arch(arch)?;
     let root = workspace_root();
     let experiment = cfgs.join("+");
     let build_dir = if cfgs.is_empty() {
@@ -290,4 +316,19 @@ fn print_resources(kernels: &[KernelResources]) {
         "{} kernels assembled: up to {max_regs} registers, {spilling} with spills; shared memory is dynamic (sized per launch by the host's version table)",
         kernels.len()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_is_checked_against_the_ptxas_targets() {
+        assert_eq!(check_arch("sm_90").unwrap(), "sm_90");
+        assert_eq!(check_arch("SM_90a").unwrap(), "sm_90a");
+        let error = check_arch("sm_12").unwrap_err().to_string();
+        assert!(error.contains("sm_70 sm_72"), "{error}");
+        assert!(error.contains("sm_121") && !error.contains('\n'), "{error}");
+        assert!(check_arch("90").is_err());
+    }
 }

@@ -149,9 +149,15 @@ pub fn run_case(reducer: &mut Reducer, test: &TestCase) -> Result<(), Failed> {
         repeat: 1,
     };
     let mut outcome = None;
-    run_versions(reducer, &[test.version], &test.case, None, timing, |_, result| {
-        outcome = Some(result)
-    })
+    run_versions(
+        reducer,
+        &[test.version],
+        &test.case,
+        None,
+        timing,
+        |_| {},
+        |_, result| outcome = Some(result),
+    )
     .map_err(|e| format!("{e:#}"))?;
     let outcome = outcome
         .ok_or("the version did not run")?

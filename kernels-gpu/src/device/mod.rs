@@ -180,10 +180,12 @@ impl<T: Element> GlobalSlice<T> {
     #[track_caller]
     pub fn sub(&self, start: usize, len: usize) -> Self {
         let end = start.checked_add(len);
-        ensure(end.is_some_and(|end| end <= self.len), || Fault::OutOfBounds {
-            space: Space::Global,
-            index: end.unwrap_or(usize::MAX),
-            len: self.len,
+        ensure(end.is_some_and(|end| end <= self.len), || {
+            Fault::OutOfBounds {
+                space: Space::Global,
+                index: end.unwrap_or(usize::MAX),
+                len: self.len,
+            }
         });
         // SAFETY: start + len <= self.len (checked above), so the new slice lies inside this one.
         Self {

@@ -132,7 +132,10 @@ impl PinnedBuffer {
     /// the stream; returns the bytes.
     pub fn copy_from_device(&mut self, src: u64, bytes: usize) -> Result<&[u8]> {
         let stream = &self.stream;
-        assert!(bytes <= self.bytes, "the pinned buffer is sized for every result");
+        assert!(
+            bytes <= self.bytes,
+            "the pinned buffer is sized for every result"
+        );
         // SAFETY: `self.ptr` holds `self.bytes >= bytes` bytes that only this call touches
         // (`&mut self`); `src` holds `bytes` bytes the stream wrote before this copy.
         let slice = unsafe { std::slice::from_raw_parts_mut(self.ptr, bytes) };

@@ -25,7 +25,9 @@ pub enum KernelSource {
 impl std::fmt::Display for KernelSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            KernelSource::Embedded => write!(f, "the PTX embedded in the library ({})", ptx::STATUS),
+            KernelSource::Embedded => {
+                write!(f, "the PTX embedded in the library ({})", ptx::STATUS)
+            }
             KernelSource::File { path, .. } => write!(f, "{}", path.display()),
         }
     }

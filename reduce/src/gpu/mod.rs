@@ -11,8 +11,8 @@ pub mod ptx;
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
 use crate::plan::{self, Pass, Sizes};
 use crate::version::Version;
-use buffer::{Growing, PinnedBuffer};
 pub use buffer::DeviceBuffer;
+use buffer::{Growing, PinnedBuffer};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, result, sys,
 };
@@ -20,8 +20,6 @@ use kernels::{KernelSource, Kernels};
 use kernels_gpu::params::Params;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-
 
 /// Checks for a driver and a device without panicking (cudarc panics when it cannot load
 /// `libcuda.so`, so ask first).
@@ -52,7 +50,10 @@ pub struct DeviceInfo {
 impl DeviceInfo {
     /// `sm_90` for an H100.
     pub fn arch(&self) -> String {
-        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
     }
 
     fn read(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
@@ -74,7 +75,9 @@ impl DeviceInfo {
             max_shared_per_block: attribute(
                 sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
             )? as usize,
-            total_memory: ctx.total_mem().doing(|| "reading the GPU's memory size".into())?,
+            total_memory: ctx
+                .total_mem()
+                .doing(|| "reading the GPU's memory size".into())?,
         })
     }
 }
@@ -196,7 +199,12 @@ impl Gpu {
     }
 
     /// The kernel `name` and the blocks of `block` threads the whole GPU runs at once.
-    pub fn kernel(&self, name: &str, block: u32, shared_bytes: usize) -> Result<(CudaFunction, u64)> {
+    pub fn kernel(
+        &self,
+        name: &str,
+        block: u32,
+        shared_bytes: usize,
+    ) -> Result<(CudaFunction, u64)> {
         if shared_bytes > self.info.max_shared_per_block {
             return Err(Error::Kernels(format!(
                 "{name} needs {shared_bytes} bytes of shared memory per block; this GPU allows {}",
@@ -204,7 +212,10 @@ impl Gpu {
             )));
         }
         let (function, per_sm) = self.kernels.get(name, block, shared_bytes)?;
-        Ok((function, u64::from(per_sm) * u64::from(self.info.multiprocessors)))
+        Ok((
+            function,
+            u64::from(per_sm) * u64::from(self.info.multiprocessors),
+        ))
     }
 
     /// The passes of `version` over `len` elements with `block` threads, on the whole GPU or
@@ -254,7 +265,10 @@ impl Gpu {
         let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         let scratch = &mut guard.0;
         let first_grid = passes[0].shape.grid as usize;
-        let counters = scratch.counters.at_least(&self.stream, size_of::<u32>())?.ptr();
+        let counters = scratch
+            .counters
+            .at_least(&self.stream, size_of::<u32>())?
+            .ptr();
         let partials = scratch
             .partials
             .at_least(&self.stream, first_grid * sizes.accumulator)?
@@ -262,7 +276,9 @@ impl Gpu {
         let mut between = [0u64; 2];
         if passes.len() > 1 {
             for (k, buffer) in scratch.passes.iter_mut().enumerate() {
-                between[k] = buffer.at_least(&self.stream, first_grid * sizes.element)?.ptr();
+                between[k] = buffer
+                    .at_least(&self.stream, first_grid * sizes.element)?
+                    .ptr();
             }
         }
         let mut input = target.input;
@@ -475,9 +491,11 @@ impl Gpu {
 
     /// Waits for everything enqueued so far; a kernel that failed is reported here.
     pub fn synchronize(&self, name: &str) -> Result<()> {
-        self.stream.synchronize().map_err(|source| Error::KernelFailed {
-            kernel: name.to_string(),
-            source,
-        })
+        self.stream
+            .synchronize()
+            .map_err(|source| Error::KernelFailed {
+                kernel: name.to_string(),
+                source,
+            })
     }
 }

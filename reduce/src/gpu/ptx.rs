@@ -34,10 +34,11 @@ pub fn extract(ptx: &str, entry: &str) -> Option<String> {
 
 /// Every entry point's name in `ptx`.
 pub fn entry_names(ptx: &str) -> impl Iterator<Item = &str> {
-    ptx.match_indices(".visible .entry ").filter_map(|(at, marker)| {
-        let rest = &ptx[at + marker.len()..];
-        rest.find('(').map(|end| &rest[..end])
-    })
+    ptx.match_indices(".visible .entry ")
+        .filter_map(|(at, marker)| {
+            let rest = &ptx[at + marker.len()..];
+            rest.find('(').map(|end| &rest[..end])
+        })
 }
 
 #[cfg(test)]

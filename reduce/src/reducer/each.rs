@@ -44,7 +44,10 @@ impl Reducer {
                 self.enqueue_each::<T, O, I>(input, &shape, output)?;
                 let name = self.each_plan::<T, O>(&shape).1;
                 let raw = gpu.read_back_many(output, bytes).map_err(|e| match e {
-                    Error::Driver { source, .. } => Error::KernelFailed { kernel: name, source },
+                    Error::Driver { source, .. } => Error::KernelFailed {
+                        kernel: name,
+                        source,
+                    },
                     other => other,
                 })?;
                 raw.chunks_exact(size_of::<O::Device>())
@@ -77,7 +80,13 @@ impl Reducer {
         Ok(device
             .into_iter()
             .enumerate()
-            .map(|(i, value)| if shape.len_of(i) == 0 { O::empty() } else { O::output(value) })
+            .map(|(i, value)| {
+                if shape.len_of(i) == 0 {
+                    O::empty()
+                } else {
+                    O::output(value)
+                }
+            })
             .collect())
     }
 
@@ -173,12 +182,30 @@ impl Reducer {
         match input.source() {
             Source::Host(slice) => {
                 let input = gpu.upload(bytes_of(slice))?;
-                gpu.enqueue_shape(&name, &function, &plan, sizes, (input, len), offsets_of(shape), kernel_sizes(shape), target)
+                gpu.enqueue_shape(
+                    &name,
+                    &function,
+                    &plan,
+                    sizes,
+                    (input, len),
+                    offsets_of(shape),
+                    kernel_sizes(shape),
+                    target,
+                )
             }
             Source::Device(device) => {
                 check_context(gpu, device.stream(), "input")?;
                 let (input, _record_read) = device.device_ptr(gpu.stream());
-                gpu.enqueue_shape(&name, &function, &plan, sizes, (input, len), offsets_of(shape), kernel_sizes(shape), target)
+                gpu.enqueue_shape(
+                    &name,
+                    &function,
+                    &plan,
+                    sizes,
+                    (input, len),
+                    offsets_of(shape),
+                    kernel_sizes(shape),
+                    target,
+                )
             }
         }
     }

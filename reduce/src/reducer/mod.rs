@@ -232,7 +232,11 @@ impl Reducer {
     /// Runs `entry` instead of the simulator's kernel `name` (simulator only): how tests plant
     /// a broken kernel to see that the checks catch it.
     #[doc(hidden)]
-    pub fn with_simulated_kernel(mut self, name: &str, entry: kernels_gpu::registry::SimEntry) -> Reducer {
+    pub fn with_simulated_kernel(
+        mut self,
+        name: &str,
+        entry: kernels_gpu::registry::SimEntry,
+    ) -> Reducer {
         if let Backend::Sim(sim) = &mut self.backend {
             sim.override_kernel(name, entry);
         }
@@ -346,7 +350,10 @@ impl Reducer {
     /// assert_eq!(reducer.argmin(&[4.0f64, 1.0, 1.0])?, Some((1, 1.0)));
     /// # Ok::<(), reduce_rs::Error>(())
     /// ```
-    pub fn argmin<T: Element, I: Input<T> + ?Sized>(&self, input: &I) -> Result<Option<(usize, T)>> {
+    pub fn argmin<T: Element, I: Input<T> + ?Sized>(
+        &self,
+        input: &I,
+    ) -> Result<Option<(usize, T)>> {
         self.reduce(ArgMin, input)
     }
 
@@ -358,7 +365,10 @@ impl Reducer {
     /// assert_eq!(reducer.argmax(&[4.0f32, 9.0, f32::NAN, 9.0])?.map(|(i, _)| i), Some(2));
     /// # Ok::<(), reduce_rs::Error>(())
     /// ```
-    pub fn argmax<T: Element, I: Input<T> + ?Sized>(&self, input: &I) -> Result<Option<(usize, T)>> {
+    pub fn argmax<T: Element, I: Input<T> + ?Sized>(
+        &self,
+        input: &I,
+    ) -> Result<Option<(usize, T)>> {
         self.reduce(ArgMax, input)
     }
 
@@ -443,7 +453,11 @@ impl Reducer {
             // SAFETY: `out_ptr` holds at least one `O::Device` (checked above); the copy is
             // ordered on the reducer's stream like every other use of the output.
             unsafe {
-                result::memcpy_htod_async(out_ptr, std::slice::from_ref(&value), gpu.stream().cu_stream())
+                result::memcpy_htod_async(
+                    out_ptr,
+                    std::slice::from_ref(&value),
+                    gpu.stream().cu_stream(),
+                )
             }
             .doing(|| "writing the sum of an empty input".into())?;
             return Ok(());
@@ -541,12 +555,24 @@ impl Reducer {
         match input.source() {
             Source::Host(slice) => {
                 let input = gpu.upload(bytes_of(slice))?;
-                gpu.enqueue(&name, &function, &passes, sizes, target(input, len, output, output_len))
+                gpu.enqueue(
+                    &name,
+                    &function,
+                    &passes,
+                    sizes,
+                    target(input, len, output, output_len),
+                )
             }
             Source::Device(device) => {
                 check_context(gpu, device.stream(), "input")?;
                 let (input, _record_read) = device.device_ptr(gpu.stream());
-                gpu.enqueue(&name, &function, &passes, sizes, target(input, len, output, output_len))
+                gpu.enqueue(
+                    &name,
+                    &function,
+                    &passes,
+                    sizes,
+                    target(input, len, output, output_len),
+                )
             }
         }
     }
@@ -563,7 +589,13 @@ impl Reducer {
         };
         let len = slice.len();
         let sizes = sizes::<T, O>();
-        let passes = sim.plan(self.version, len, self.block_for(len), sizes, self.max_blocks)?;
+        let passes = sim.plan(
+            self.version,
+            len,
+            self.block_for(len),
+            sizes,
+            self.max_blocks,
+        )?;
         let name = self.entry_name::<T, O>(len);
         let bytes = sim.run(
             &name,
@@ -599,13 +631,15 @@ pub fn device_value<T: Element, O: Operation<T>>(bytes: &[u8]) -> O::Device {
             "the host's view of a result has the kernel's layout"
         )
     };
-    assert!(bytes.len() >= size_of::<O::Device>(), "a whole result was read");
+    assert!(
+        bytes.len() >= size_of::<O::Device>(),
+        "a whole result was read"
+    );
     // SAFETY: `bytes` holds the kernel's `Out`, which has `O::Device`'s layout (same size,
     // checked above; `repr(C)` twins or the same primitive), and every bit pattern the kernel
     // writes is a valid `O::Device`.
     unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) }
 }
-
 
 /// A device buffer must live in the reducer's context.
 fn check_context(gpu: &Gpu, stream: &Arc<CudaStream>, what: &str) -> Result<()> {

@@ -109,7 +109,9 @@ fn warp_synchronous_last_warp_without_sync_warp_races_under_every_schedule() {
             assert!(
                 error.message.contains(
                     "thread 0 (warp 0, lane 0) read byte 4 at simt/tests/simulator/shared.rs:"
-                ) && error.message.contains("then thread 1 (warp 0, lane 1) wrote it at"),
+                ) && error
+                    .message
+                    .contains("then thread 1 (warp 0, lane 1) wrote it at"),
                 "{error}"
             );
         }
@@ -233,22 +235,17 @@ fn two_threads_writing_one_word_is_a_write_after_write_race() {
 fn neighbouring_two_byte_values_of_one_word_do_not_race() {
     // Threads 0 and 1 write the two halves of word 0 with no barrier between them: different
     // bytes, so no race (the f16 partials of neighbouring warps do exactly this).
-    let stats = simt::launch(
-        "halves",
-        &config(1, 64, 4),
-        &[],
-        &|| {
-            let halves = Shared::<u16>::new(0, 2);
-            let t = thread_idx_x();
-            if t % 32 == 0 {
-                halves.store((t / 32) as usize, 7);
-            }
-            sync_threads();
-            if t == 0 {
-                assert_eq!(halves.load(0) + halves.load(1), 14);
-            }
-        },
-    );
+    let stats = simt::launch("halves", &config(1, 64, 4), &[], &|| {
+        let halves = Shared::<u16>::new(0, 2);
+        let t = thread_idx_x();
+        if t.is_multiple_of(32) {
+            halves.store((t / 32) as usize, 7);
+        }
+        sync_threads();
+        if t == 0 {
+            assert_eq!(halves.load(0) + halves.load(1), 14);
+        }
+    });
     assert!(stats.is_ok(), "{stats:?}");
 }
 

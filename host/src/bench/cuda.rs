@@ -1,0 +1,263 @@
+//! The CUDA C++ reference beside the Rust kernels: finding `nvcc`, building
+//! `bench/cuda/reduce_ref.cu` for this GPU, running it on the sweep's sizes and reading its CSV
+//! into rows (CUB's `DeviceReduce::Sum` and the CUDA C++ originals of v0–v7).
+
+use super::args::BenchOptions;
+use super::rows::{Check, Row, Subject};
+use crate::element::DType;
+use anyhow::{Context, Result, anyhow, bail};
+use kernels_gpu::launch::DEFAULT_BLOCK_SIZE;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The CUDA C++ reference program (relative to the workspace root).
+pub const REDUCE_REF: &str = "bench/cuda/reduce_ref.cu";
+/// The versions reduce_ref has a CUDA C++ twin of.
+const CUDA_TWINS: [&str; 8] = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"];
+/// CUB takes an `int` count, and reduce_ref refuses larger sizes.
+const REDUCE_REF_MAX_N: usize = i32::MAX as usize;
+
+/// The header's account of how CUB and the CUDA C++ versions were timed.
+pub const CUB_TEXT: &str = "CUB (and the CUDA C++ versions, cuda-v*) timed by bench/cuda/reduce_ref.cu on its own input of \
+     the same size and type (not the same bytes), by the same method: CUDA events behind the same pre-roll, median, its own rotation of inputs under 64 MiB";
+
+/// `nvcc` on the PATH, else in `$CUDA_HOME/bin`, `$CUDA_PATH/bin` or `/usr/local/cuda/bin` (where
+/// the CUDA toolkit installs it without putting it on the PATH, as on the device machine).
+fn find_nvcc() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let toolkits = ["CUDA_HOME", "CUDA_PATH"]
+        .into_iter()
+        .filter_map(std::env::var_os)
+        .map(|root| PathBuf::from(root).join("bin"))
+        .chain([PathBuf::from("/usr/local/cuda/bin")]);
+    std::env::split_paths(&path)
+        .chain(toolkits)
+        .map(|dir| dir.join("nvcc"))
+        .find(|nvcc| nvcc.is_file())
+}
+
+/// `bench/cuda/reduce_ref.cu` under the current directory, else under the workspace this host
+/// was built in.
+fn reduce_ref_source() -> Option<PathBuf> {
+    [
+        PathBuf::from(REDUCE_REF),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(REDUCE_REF),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+/// Builds reduce_ref into `<out>/reduce_ref` for this GPU; the error says why CUB is not timed.
+pub fn build_reduce_ref(out: &Path, compute_capability: (u32, u32)) -> Result<PathBuf, String> {
+    let nvcc = find_nvcc()
+        .ok_or("nvcc is not on the PATH (nor in $CUDA_HOME/bin or /usr/local/cuda/bin)")?;
+    let source = reduce_ref_source().ok_or_else(|| format!("{REDUCE_REF} not found"))?;
+    let exe = out.join("reduce_ref");
+    let arch = format!("-arch=sm_{}{}", compute_capability.0, compute_capability.1);
+    eprintln!(
+        "note: building {} with {} {arch} (CUB and the CUDA C++ versions)",
+        source.display(),
+        nvcc.display()
+    );
+    let output = Command::new(&nvcc)
+        .args(["-O3", &arch, "-std=c++17", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .output()
+        .map_err(|e| format!("running {}: {e}", nvcc.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "nvcc failed ({}): {}",
+            output.status,
+            tail(&output.stderr, 20)
+        ));
+    }
+    Ok(exe)
+}
+
+/// The last `lines` lines of a program's output, on one line.
+fn tail(bytes: &[u8], lines: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..].join(" | ")
+}
+
+/// Times CUB, the CUDA C++ versions that match the selected ones (v0–v7) and reduce_ref's read
+/// kernel on `sizes`; returns their rows and notes. Its stdout is kept in
+/// `<out>/reduce_ref_<dtype>.txt`.
+pub fn run_reduce_ref(
+    exe: &Path,
+    dtype: DType,
+    sizes: &[usize],
+    options: &BenchOptions,
+) -> Result<(Vec<Row>, Vec<String>)> {
+    let mut notes = Vec::new();
+    let (sizes, too_large): (Vec<usize>, Vec<usize>) =
+        sizes.iter().partition(|&&n| n <= REDUCE_REF_MAX_N);
+    if !too_large.is_empty() {
+        notes.push(format!(
+            "sizes above 2^31-1 left out (CUB takes an int count): {too_large:?}"
+        ));
+    }
+    if sizes.is_empty() {
+        return Ok((Vec::new(), notes));
+    }
+    let mut names: Vec<String> = vec!["cub".into(), "read".into()];
+    names.extend(
+        options
+            .versions
+            .iter()
+            .filter(|v| CUDA_TWINS.contains(&v.name()))
+            .map(|v| v.name().to_string()),
+    );
+    let csv_path = options.out.join(format!("reduce_ref_{dtype}.csv"));
+    let sizes_arg: Vec<String> = sizes.iter().map(usize::to_string).collect();
+    let output = Command::new(exe)
+        .args(["--dtype", dtype.name(), "--sizes", &sizes_arg.join(",")])
+        .args([
+            "--repeat",
+            &options.timing.repeat.to_string(),
+            "--warmup",
+            &options.timing.warmup.to_string(),
+        ])
+        .args([
+            "--block",
+            &options.block.unwrap_or(DEFAULT_BLOCK_SIZE).to_string(),
+            "--versions",
+            &names.join(","),
+        ])
+        .arg("--csv")
+        .arg(&csv_path)
+        .output()
+        .with_context(|| format!("running {}", exe.display()))?;
+    let log_path = options.out.join(format!("reduce_ref_{dtype}.txt"));
+    std::fs::write(&log_path, &output.stdout)
+        .with_context(|| format!("writing {}", log_path.display()))?;
+    // Exit status 2 means a check failed: the CSV is complete and says which.
+    if !output.status.success() {
+        notes.push(format!(
+            "exited with {}: {}",
+            output.status,
+            tail(&output.stderr, 8)
+        ));
+    }
+    let text = match std::fs::read_to_string(&csv_path) {
+        Ok(text) => text,
+        Err(e) if !output.status.success() => {
+            bail!("{} (and no CSV: {e})", notes.pop().unwrap_or_default())
+        }
+        Err(e) => return Err(anyhow!(e).context(format!("reading {}", csv_path.display()))),
+    };
+    let rows = parse_reduce_ref_csv(&text, dtype)
+        .with_context(|| format!("reading {}", csv_path.display()))?;
+    Ok((rows, notes))
+}
+
+/// Rows from reduce_ref's CSV (`impl,version,dtype,n,block,grid,first_pass_ms,first_pass_gbps,
+/// scalar_ms,check`): `cub` becomes the CUB row, `v5` the row `cuda-v5`, `read` `cuda-read`.
+pub fn parse_reduce_ref_csv(text: &str, dtype: DType) -> Result<Vec<Row>> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader.headers()?.clone();
+    let column = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim() == name)
+            .ok_or_else(|| {
+                anyhow!(
+                    "no `{name}` column in its header `{}`",
+                    headers.iter().collect::<Vec<_>>().join(",")
+                )
+            })
+    };
+    let [version, n, first_ms, first_gbps, scalar_ms, verdict] = [
+        "version",
+        "n",
+        "first_pass_ms",
+        "first_pass_gbps",
+        "scalar_ms",
+        "check",
+    ]
+    .map(column);
+    let (version, n, first_ms, first_gbps, scalar_ms, verdict) =
+        (version?, n?, first_ms?, first_gbps?, scalar_ms?, verdict?);
+    let (block, grid) = (column("block").ok(), column("grid").ok());
+    let mut rows = Vec::new();
+    for (line, record) in reader.records().enumerate() {
+        let record = record?;
+        let field = |i: usize| record.get(i).unwrap_or("").trim();
+        let number = |i: Option<usize>| {
+            i.and_then(|i| field(i).parse::<f64>().ok())
+                .filter(|x| x.is_finite())
+        };
+        let whole = |i: Option<usize>| {
+            i.and_then(|i| field(i).parse::<u32>().ok())
+                .filter(|&x| x > 0)
+        };
+        let count: usize = field(n)
+            .parse()
+            .map_err(|_| anyhow!("line {}: `{}` is not a size", line + 2, field(n)))?;
+        let subject = match field(version) {
+            "cub" => Subject::Cub,
+            other => Subject::Cuda(other.to_string()),
+        };
+        let mut row = Row::new(dtype, count, subject);
+        row.grid = whole(grid);
+        row.block = whole(block);
+        row.first_pass_ms = number(Some(first_ms));
+        row.first_pass_gbps = number(Some(first_gbps));
+        row.to_scalar_us = number(Some(scalar_ms)).map(|ms| ms * 1e3);
+        row.check = match field(verdict) {
+            "PASS" => Check::Pass,
+            "FAIL" => Check::Fail,
+            _ => Check::Unchecked,
+        };
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::rows::Impl;
+
+    #[test]
+    fn reduce_ref_csv_becomes_cub_and_cuda_rows() {
+        let rows = parse_reduce_ref_csv(
+            "impl,version,dtype,n,block,grid,first_pass_ms,first_pass_gbps,scalar_ms,check\n\
+             cuda,cub,f64,1024,0,0,0.004000,2.048,0.004000,PASS\n\
+             cuda,v5,f64,1024,256,2,0.003000,2.730,0.006000,FAIL\n\
+             cuda,read,f64,1024,256,1,0.002000,4.096,0.002000,n/a\n",
+            DType::F64,
+        )
+        .unwrap();
+        let labels: Vec<(String, Impl, Check)> = rows
+            .iter()
+            .map(|r| (r.subject.to_string(), r.implementation(), r.check))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("cub".to_string(), Impl::Cub, Check::Pass),
+                ("cuda-v5".to_string(), Impl::Cuda, Check::Fail),
+                ("cuda-read".to_string(), Impl::Cuda, Check::Unchecked)
+            ]
+        );
+        assert_eq!((rows[0].grid, rows[0].block), (None, None));
+        assert_eq!((rows[1].grid, rows[1].block), (Some(2), Some(256)));
+        assert_eq!(rows[1].to_scalar_us, Some(6.0));
+        assert!(rows[1].is_failure() && !rows[0].is_failure());
+        assert_eq!(rows[0].dtype, DType::F64);
+        let error = parse_reduce_ref_csv("impl,version\ncuda,cub\n", DType::F32).unwrap_err();
+        assert!(format!("{error:#}").contains("no `n` column"), "{error:#}");
+        assert!(
+            parse_reduce_ref_csv(
+                "version,n,first_pass_ms,first_pass_gbps,scalar_ms,check\ncub,x,1,1,1,PASS\n",
+                DType::F32
+            )
+            .is_err()
+        );
+    }
+}

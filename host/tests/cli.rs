@@ -1,0 +1,214 @@
+//! The program as a newcomer meets it: `help`, `--version`, the refusals of wrong values, the
+//! notes on the simulator, the `all` table and `list`, run as a separate process (on the
+//! simulator, so anywhere).
+
+use reduce_rs::{GpuUnavailable, gpu_available};
+use std::process::{Command, Output};
+
+fn reduce_rs(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_reduce-rs"))
+        .args(args)
+        .env("COLUMNS", "80")
+        .env_remove("REDUCE_PTX_DIR")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn notes(output: &Output) -> Vec<String> {
+    stderr(output)
+        .lines()
+        .filter(|l| l.starts_with("note:"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn help_is_a_command_and_fits_the_terminal() {
+    for word in ["help", "HELP"] {
+        let output = reduce_rs(&[word]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        assert!(text.contains("Usage: reduce-rs"), "{text}");
+        for option in ["--dtype", "--op", "--backend", "--yes"] {
+            let described = text
+                .lines()
+                .skip_while(|l| !l.trim_start().starts_with(option))
+                .nth(1)
+                .is_some_and(|l| !l.trim().is_empty());
+            assert!(described, "{option} has no description:\n{text}");
+        }
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "wider than 80: `{line}`");
+        }
+    }
+}
+
+#[test]
+fn version_prints_the_name_and_version() {
+    let output = reduce_rs(&["--version"]);
+    assert!(output.status.success());
+    assert_eq!(
+        stdout(&output).trim(),
+        format!("reduce-rs {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn unknown_words_list_every_command_and_version() {
+    let output = reduce_rs(&["v9"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    for word in [
+        "list",
+        "all",
+        "bench",
+        "help",
+        "v0 (baseline)",
+        "v8 (single-pass)",
+    ] {
+        assert!(text.contains(word), "{word} missing:\n{text}");
+    }
+}
+
+#[test]
+fn negative_and_too_large_numbers_say_so() {
+    for args in [
+        ["v5", "--n", "-1"],
+        ["v5", "--repeat", "-3"],
+        ["v5", "--warmup", "-1"],
+        ["v5", "--seed", "-1"],
+    ] {
+        let output = reduce_rs(&args);
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(text.contains("must be a non-negative"), "{args:?}: {text}");
+        assert!(!text.contains("-- -"), "{args:?}: {text}");
+    }
+    let text = stderr(&reduce_rs(&["v5", "--n", "2^64"]));
+    assert!(text.contains("too large"), "{text}");
+}
+
+#[test]
+fn words_take_any_case() {
+    assert!(reduce_rs(&["LIST"]).status.success());
+    let output = reduce_rs(&[
+        "V5",
+        "--backend",
+        "SIM",
+        "--n",
+        "1K",
+        "--dtype",
+        "F64",
+        "--op",
+        "Max",
+        "--pattern",
+        "Formula",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("1024 × f64 (formula"));
+}
+
+#[test]
+fn the_simulator_names_the_options_it_ignores_in_one_note() {
+    let output = reduce_rs(&[
+        "v5",
+        "--backend",
+        "sim",
+        "--n",
+        "1000",
+        "--repeat",
+        "5",
+        "--warmup",
+        "1",
+        "--ptx-dir",
+        "nowhere",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        notes(&output),
+        [
+            "note: --repeat, --warmup and --ptx-dir are ignored: the simulator neither times runs nor loads PTX"
+        ]
+    );
+    let quiet = reduce_rs(&["v5", "--backend", "sim", "--n", "1000"]);
+    assert!(notes(&quiet).is_empty(), "{:?}", notes(&quiet));
+}
+
+#[test]
+fn without_a_driver_one_note_says_why_and_what_changes() {
+    match gpu_available() {
+        Err(GpuUnavailable::NoDriver | GpuUnavailable::NoDevice) => {}
+        _ => return eprintln!("a GPU is there: the fallback note does not apply"),
+    }
+    let output = reduce_rs(&["v8"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let notes = notes(&output);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("running on the CPU simulator") && notes[0].contains("2^20"),
+        "{notes:?}"
+    );
+    let sized = reduce_rs(&["v8", "--n", "1000"]);
+    assert_eq!(self::notes(&sized).len(), 1);
+    assert!(!self::notes(&sized)[0].contains("2^20"));
+}
+
+#[test]
+fn all_shows_each_versions_value() {
+    // 1000 formula elements: 0 - 500 … 999 - 500, which sum to -500 exactly.
+    let output = reduce_rs(&[
+        "all",
+        "--backend",
+        "sim",
+        "--n",
+        "1000",
+        "--pattern",
+        "formula",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let header = text.lines().find(|l| l.starts_with("ver ")).unwrap();
+    assert!(header.contains("value"), "{header}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('v') && l.as_bytes().get(1).is_some_and(u8::is_ascii_digit))
+        .collect();
+    assert_eq!(rows.len(), 9, "{text}");
+    for row in rows {
+        assert!(row.contains("-500.0") && row.ends_with("PASS"), "{row}");
+    }
+}
+
+#[test]
+fn long_simulator_runs_are_refused_before_they_start() {
+    // About 20 minutes by the estimate: refused at once, with the estimate and a size that fits.
+    let started = std::time::Instant::now();
+    let output = reduce_rs(&["all", "--backend", "sim", "--n", "2^28"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(
+        text.contains("would take the simulator about") && text.contains("--yes"),
+        "{text}"
+    );
+    assert!(text.contains("smaller --n (2^"), "{text}");
+    assert!(started.elapsed().as_secs() < 10);
+}
+
+#[test]
+fn list_fits_the_terminal() {
+    let output = reduce_rs(&["list"]);
+    assert!(output.status.success());
+    let text = stdout(&output);
+    assert!(text.contains("v8  single-pass"), "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "wider than 80: `{line}`");
+    }
+}
