@@ -39,6 +39,13 @@ pub struct Cli {
     /// elements of --dtype
     #[arg(long)]
     pub input: Option<PathBuf>,
+    /// Reduce each row of the input seen as this many rows of equal length (v8: the library's
+    /// row kernels, chosen by the rows' shape)
+    #[arg(long, value_parser = parse_len, allow_negative_numbers = true)]
+    pub rows: Option<usize>,
+    /// With --rows: reduce each column instead of each row
+    #[arg(long, requires = "rows")]
+    pub columns: bool,
     /// Threads per block [default: each version's tuned size; `list` shows them]
     #[arg(long, value_parser = parse_block, allow_negative_numbers = true)]
     pub block: Option<u32>,

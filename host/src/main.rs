@@ -12,6 +12,7 @@ use host::report::{
     format_list, print_header, print_outcome, print_row, print_table_header, terminal_width,
 };
 use host::run::{BackendChoice, Case, Source, check_fits, describe, open_backend, run_versions};
+use host::shapes::{self, ShapeSpec};
 use host::sim_time::{self, NEEDS_YES, Progress, SAY_ESTIMATE};
 use host::size::size_label;
 use host::timing::Timing;
@@ -188,6 +189,17 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         source,
     };
     check_fits(&reducer, &case)?;
+
+    if let Some(rows) = cli.rows {
+        if selected != [Version::fastest()] {
+            bail!(
+                "--rows runs the library's row and column kernels, which build on v8: use `reduce-rs v8 --rows {rows} …`"
+            );
+        }
+        let spec = ShapeSpec::matrix(case.len, rows, cli.columns)?;
+        print_header(&describe(&reducer), &case);
+        return shapes::run_case(&reducer, &case, loaded.as_ref(), &spec, timing);
+    }
 
     // Versions that do not support the type and operation fail at once; the rest are timed.
     let runnable: Vec<Version> = selected

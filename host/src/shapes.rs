@@ -4,9 +4,11 @@
 
 use crate::element::HostElement;
 use crate::reference::{Checked, Verdict};
-use anyhow::{Result, bail};
+use crate::timing::{Timer, Timing};
+use anyhow::{Context, Result, bail};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use reduce_rs::plan::Sizes;
 use reduce_rs::shape::{ShapeKernel, ShapePlan};
 use reduce_rs::{Reducer, Shape};
 
@@ -202,6 +204,214 @@ pub fn run_and_check<T: HostElement, O: Checked<T> + Default>(
     let got = reducer.reduce_each(O::default(), input, spec.shape())?;
     let verdict = check_each::<T, O>(input, spec, &plan, &got);
     Ok((plan, name, verdict))
+}
+
+/// One shape reduction run, checked (and timed on the GPU).
+#[derive(Clone, Debug)]
+pub struct ShapeRun {
+    pub plan: ShapePlan,
+    /// The kernel's entry point (`rows_split_bf16_argmax`).
+    pub kernel: String,
+    pub verdict: ShapeVerdict,
+    /// GPU time, median (ms), or `None` on the simulator.
+    pub gpu_ms: Option<f64>,
+    /// Simulator: CPU seconds.
+    pub sim_seconds: Option<f64>,
+}
+
+/// Runs `O` over every row, column or segment of `input` on `reducer`, checks every result,
+/// and on the GPU times the kernel (pre-roll, two events, median).
+pub fn run_timed<T: HostElement, O: Checked<T> + Default>(
+    reducer: &Reducer,
+    input: &[T],
+    spec: &ShapeSpec,
+    timing: Timing,
+) -> Result<ShapeRun> {
+    match reducer.gpu_backend() {
+        Some(_) => {
+            let (plan, kernel) = reducer.plan_each::<T, O>(&spec.shape());
+            let device_input = GpuInput::new(reducer, input)?;
+            time_plan::<T, O>(
+                reducer,
+                input,
+                &[device_input.ptr()],
+                spec,
+                plan,
+                kernel,
+                timing,
+            )
+        }
+        None => {
+            let (plan, kernel, verdict) = run_and_check::<T, O>(reducer, input, spec)?;
+            Ok(ShapeRun {
+                plan,
+                kernel,
+                verdict,
+                gpu_ms: None,
+                sim_seconds: reducer
+                    .last_simulation()
+                    .map(|report| report.wall_time.as_secs_f64()),
+            })
+        }
+    }
+}
+
+/// A device copy of the input, for timing.
+pub struct GpuInput(reduce_rs::internals::DeviceBuffer);
+
+impl GpuInput {
+    pub fn new<T: HostElement>(reducer: &Reducer, input: &[T]) -> Result<GpuInput> {
+        let gpu = reducer.gpu_backend().context("timing needs the GPU")?;
+        Ok(GpuInput(gpu.copy_to_device(input)?))
+    }
+
+    pub fn ptr(&self) -> u64 {
+        self.0.ptr()
+    }
+}
+
+/// Times `plan` (kernel `kernel`) on the GPU over the device copies `inputs` of `input` (run
+/// `r` reads copy `r % inputs.len()`), then reads the last run's results back and checks them.
+pub fn time_plan<T: HostElement, O: Checked<T>>(
+    reducer: &Reducer,
+    input: &[T],
+    inputs: &[u64],
+    spec: &ShapeSpec,
+    plan: ShapePlan,
+    kernel: String,
+    timing: Timing,
+) -> Result<ShapeRun> {
+    let gpu = reducer.gpu_backend().context("timing needs the GPU")?;
+    let timer = Timer::new(gpu)?;
+    let (function, _) = gpu.kernel(&kernel, plan.launch.block, plan.launch.shared_bytes)?;
+    let shape = spec.shape();
+    let results = shape.results();
+    let bytes = results * size_of::<O::Device>();
+    let output = gpu.results_buffer(bytes)?;
+    let offsets = match spec {
+        ShapeSpec::Segments { offsets } => Some(offsets.as_slice()),
+        _ => None,
+    };
+    let sizes = match *spec {
+        ShapeSpec::Rows { rows, cols } => (rows, cols),
+        ShapeSpec::Columns { rows, cols } => (cols, rows),
+        ShapeSpec::Segments { ref offsets } => (offsets.len() - 1, 0),
+    };
+    let ms = timer
+        .time(timing, |run| {
+            Ok(gpu.enqueue_shape(
+                &kernel,
+                &function,
+                &plan,
+                Sizes::of::<T, O>(),
+                (inputs[run % inputs.len()], input.len()),
+                offsets,
+                sizes,
+                (output, results),
+            )?)
+        })
+        .with_context(|| format!("timing {kernel}"))?;
+    let raw = gpu.read_back_many(output, bytes)?;
+    let got: Vec<O::Output> = raw
+        .chunks_exact(size_of::<O::Device>())
+        .enumerate()
+        .map(|(i, chunk)| {
+            if shape.len_of(i) == 0 {
+                O::empty()
+            } else {
+                O::output(reduce_rs::internals::device_value::<T, O>(chunk))
+            }
+        })
+        .collect();
+    let verdict = check_each::<T, O>(input, spec, &plan, &got);
+    Ok(ShapeRun {
+        plan,
+        kernel,
+        verdict,
+        gpu_ms: Some(ms),
+        sim_seconds: None,
+    })
+}
+
+/// The CLI's `--rows`: makes or loads the input of `case`, runs `case.op` over every row (or
+/// column) of `spec`, prints what ran, how fast and whether every result is right; `Ok(false)`
+/// when a result is wrong.
+pub fn run_case(
+    reducer: &Reducer,
+    case: &crate::run::Case,
+    loaded: Option<&crate::file::Loaded>,
+    spec: &ShapeSpec,
+    timing: Timing,
+) -> Result<bool> {
+    crate::with_dtype_and_op!(
+        case.dtype,
+        case.op,
+        run_case_typed(reducer, case, loaded, spec, timing)
+    )
+}
+
+fn run_case_typed<T: HostElement, O: Checked<T> + Default>(
+    reducer: &Reducer,
+    case: &crate::run::Case,
+    loaded: Option<&crate::file::Loaded>,
+    spec: &ShapeSpec,
+    timing: Timing,
+) -> Result<bool> {
+    let input: Vec<T> = match (&case.source, loaded) {
+        (crate::run::Source::Generated { pattern, seed }, _) => {
+            crate::input::generate(*pattern, case.len, *seed)
+        }
+        (crate::run::Source::File { .. }, Some(loaded)) => loaded.elements(),
+        (crate::run::Source::File { path }, None) => bail!("{path} was not loaded"),
+    };
+    let run = run_timed::<T, O>(reducer, &input, spec, timing)?;
+    let launch = run.plan.launch;
+    println!();
+    println!(
+        "{} of {} — kernel {} ({} × {}{})",
+        case.op,
+        spec.describe(),
+        run.kernel,
+        launch.grid,
+        launch.block,
+        if run.plan.split > 1 {
+            match spec {
+                ShapeSpec::Columns { .. } => format!(", rows in {} bands", run.plan.split),
+                _ => format!(", {} blocks per row", run.plan.split),
+            }
+        } else {
+            String::new()
+        }
+    );
+    if let Some(ms) = run.gpu_ms {
+        let bytes = (input.len() * size_of::<T>()) as f64;
+        println!(
+            "  gpu time  {ms:.4} ms = {:.0} GB/s (median of {}, CUDA events behind a GPU pre-roll)",
+            bytes / (ms * 1e-3) / 1e9,
+            timing.repeat
+        );
+    }
+    if let Some(seconds) = run.sim_seconds {
+        println!("  simulated in {seconds:.2} s (CPU time, not GPU time), every access checked");
+    }
+    let verdict = &run.verdict;
+    println!(
+        "  results   {} of {} right against the CPU reference of each {} (worst rel. error {:.2e}){}",
+        verdict.results - verdict.failed,
+        verdict.results,
+        match spec {
+            ShapeSpec::Rows { .. } => "row",
+            ShapeSpec::Columns { .. } => "column",
+            ShapeSpec::Segments { .. } => "segment",
+        },
+        verdict.worst_rel_error,
+        verdict
+            .first_failure
+            .as_ref()
+            .map_or(String::new(), |f| format!("; first wrong: {f}"))
+    );
+    println!("  {}", if verdict.pass() { "PASS" } else { "FAIL" });
+    Ok(verdict.pass())
 }
 
 #[cfg(test)]

@@ -163,6 +163,36 @@ pub fn plan_shape(
     sizes: Sizes,
     resident: impl Fn(ShapeKernel) -> u64,
 ) -> ShapePlan {
+    plan_with(shape, sizes, resident, None)
+}
+
+/// The launch of `kernel` for `shape`, if that kernel can reduce it (the benchmark times every
+/// kernel a shape could use): the row kernels take rows and segments (`RowsSplit` only rows of
+/// equal length), `Columns` takes columns.
+pub fn plan_for(
+    kernel: ShapeKernel,
+    shape: &Shape<'_>,
+    sizes: Sizes,
+    resident: impl Fn(ShapeKernel) -> u64,
+) -> Option<ShapePlan> {
+    let fits = matches!(
+        (kernel, shape),
+        (ShapeKernel::Columns, Shape::Columns { .. })
+            | (
+                ShapeKernel::RowsWarp | ShapeKernel::RowsBlock,
+                Shape::Rows { .. } | Shape::Segments(_)
+            )
+            | (ShapeKernel::RowsSplit, Shape::Rows { .. })
+    );
+    fits.then(|| plan_with(shape, sizes, resident, Some(kernel)))
+}
+
+fn plan_with(
+    shape: &Shape<'_>,
+    sizes: Sizes,
+    resident: impl Fn(ShapeKernel) -> u64,
+    forced: Option<ShapeKernel>,
+) -> ShapePlan {
     let results = shape.results();
     let per_warp_shared = |block: u32| (block / WARP_SIZE) as usize * sizes.accumulator;
     let with_ticket = |block: u32| per_warp_shared(block).next_multiple_of(4) + 4;
@@ -198,14 +228,21 @@ pub fn plan_shape(
         }
         Shape::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
-            if row_bytes <= WARP_ROW_BYTES {
+            let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
+            let choice = forced.unwrap_or(if row_bytes <= WARP_ROW_BYTES {
+                ShapeKernel::RowsWarp
+            } else if rows >= resident_blocks {
+                ShapeKernel::RowsBlock
+            } else {
+                ShapeKernel::RowsSplit
+            });
+            if choice == ShapeKernel::RowsWarp {
                 let kernel = ShapeKernel::RowsWarp;
                 let rows_per_block = (kernel.block() / WARP_SIZE) as usize;
                 let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
                 plan(kernel, grid, 1, 0, 0)
             } else {
-                let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
-                if rows >= resident_blocks {
+                if choice == ShapeKernel::RowsBlock {
                     plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0)
                 } else {
                     let kernel = ShapeKernel::RowsSplit;
@@ -225,7 +262,11 @@ pub fn plan_shape(
             let total =
                 offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0);
             let average_bytes = total.div_ceil(results.max(1)) * sizes.element;
-            if average_bytes <= WARP_ROW_BYTES {
+            let warp = match forced {
+                Some(kernel) => kernel == ShapeKernel::RowsWarp,
+                None => average_bytes <= WARP_ROW_BYTES,
+            };
+            if warp {
                 let kernel = ShapeKernel::RowsWarp;
                 let rows_per_block = (kernel.block() / WARP_SIZE) as usize;
                 let grid =

@@ -35,10 +35,17 @@ pub struct BenchArgs {
     /// Do not build and time CUB and the CUDA C++ versions (bench/cuda/reduce_ref.cu), even where nvcc is installed
     #[arg(long)]
     pub no_cub: bool,
+    /// Instead of the versions: reductions of a shape and the library's operators, beside
+    /// PyTorch and CUB: `table` (the cases of the issue), `sweep` (f32 row sums against row
+    /// length, with a chart) and/or cases dtype:op:kind:size (f32:sum:rows:8192x8192,
+    /// bf16:argmax:rows:64x128256, f32:argmax:whole:2^28, f32:sum:segments:100000x300)
+    #[arg(long, value_parser = super::shapes::parse_shapes)]
+    pub shapes: Option<super::shapes::ShapesArg>,
 }
 
 /// clap ids of the flags only `bench` reads.
-const BENCH_ONLY: [(&str, &str); 5] = [
+const BENCH_ONLY: [(&str, &str); 6] = [
+    ("shapes", "--shapes"),
     ("dtypes", "--dtypes"),
     ("sizes", "--sizes"),
     ("versions", "--versions"),
@@ -87,7 +94,7 @@ pub fn check_flags(
     if let Some((_, flag, why)) = NOT_FOR_BENCH.iter().find(|(id, _, _)| given(id)) {
         return Err(format!("{flag} does not apply to `bench`: {why}"));
     }
-    if op != OpKind::Sum {
+    if op != OpKind::Sum && !given("shapes") {
         return Err(format!(
             "bench times the sum only (its comparison, CUB's DeviceReduce::Sum, is a sum), not {op}"
         ));
@@ -214,6 +221,8 @@ pub struct BenchOptions {
     pub out: PathBuf,
     pub cub: bool,
     pub ptx_dir: Option<PathBuf>,
+    /// `--shapes`: the shape cases instead of the versions' sweep.
+    pub shapes: Option<super::shapes::ShapesArg>,
 }
 
 impl BenchOptions {
@@ -242,6 +251,7 @@ impl BenchOptions {
             out: args.out.clone(),
             cub: !args.no_cub,
             ptx_dir,
+            shapes: args.shapes.clone(),
         }
     }
 
@@ -333,6 +343,7 @@ mod tests {
             versions: None,
             out: OUT_DEFAULT.into(),
             no_cub: false,
+            shapes: None,
         }
     }
 

@@ -36,14 +36,14 @@ fn find_nvcc() -> Option<PathBuf> {
         .find(|nvcc| nvcc.is_file())
 }
 
-/// `bench/cuda/reduce_ref.cu` under the current directory, else under the workspace this host
-/// was built in.
-fn reduce_ref_source() -> Option<PathBuf> {
+/// `source` (`bench/cuda/reduce_ref.cu`) under the current directory, else under the workspace
+/// this host was built in.
+fn program_source(source: &str) -> Option<PathBuf> {
     [
-        PathBuf::from(REDUCE_REF),
+        PathBuf::from(source),
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("..")
-            .join(REDUCE_REF),
+            .join(source),
     ]
     .into_iter()
     .find(|p| p.is_file())
@@ -51,13 +51,24 @@ fn reduce_ref_source() -> Option<PathBuf> {
 
 /// Builds reduce_ref into `<out>/reduce_ref` for this GPU; the error says why CUB is not timed.
 pub fn build_reduce_ref(out: &Path, compute_capability: (u32, u32)) -> Result<PathBuf, String> {
+    build_program(out, compute_capability, REDUCE_REF, "reduce_ref")
+}
+
+/// Builds the CUDA C++ program `source` (relative to the workspace) into `<out>/<name>` for this
+/// GPU; the error says why it could not be built.
+pub fn build_program(
+    out: &Path,
+    compute_capability: (u32, u32),
+    source: &str,
+    name: &str,
+) -> Result<PathBuf, String> {
     let nvcc = find_nvcc()
         .ok_or("nvcc is not on the PATH (nor in $CUDA_HOME/bin or /usr/local/cuda/bin)")?;
-    let source = reduce_ref_source().ok_or_else(|| format!("{REDUCE_REF} not found"))?;
-    let exe = out.join("reduce_ref");
+    let source = program_source(source).ok_or_else(|| format!("{source} not found"))?;
+    let exe = out.join(name);
     let arch = format!("-arch=sm_{}{}", compute_capability.0, compute_capability.1);
     eprintln!(
-        "note: building {} with {} {arch} (CUB and the CUDA C++ versions)",
+        "note: building {} with {} {arch} (the CUDA C++ peer)",
         source.display(),
         nvcc.display()
     );

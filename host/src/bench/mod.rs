@@ -23,6 +23,7 @@ pub mod output;
 pub mod plan;
 pub mod report;
 pub mod rows;
+pub mod shapes;
 
 pub use args::{BenchArgs, BenchOptions, check_flags, parse_sizes};
 
@@ -48,6 +49,15 @@ const SEED: u64 = 1;
 
 /// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
 pub fn run(options: &BenchOptions) -> Result<bool> {
+    if let Some(arg) = &options.shapes {
+        return shapes::run(
+            arg,
+            options.timing,
+            &options.out,
+            options.ptx_dir.as_deref(),
+            options.cub,
+        );
+    }
     let mut reducer = Reducer::gpu(0).context("bench times the kernels on the GPU")?;
     if let Some(dir) = &options.ptx_dir {
         reducer = reducer.with_kernels_from(dir)?;
@@ -297,7 +307,7 @@ fn run_case<T: HostElement>(
 
 /// Median time (ms) of the read-only kernel over `inputs` (rotated as the versions are), with
 /// v8's grid: the bandwidth ceiling every version is compared with.
-fn read_probe<T: HostElement>(
+pub(crate) fn read_probe<T: HostElement>(
     timer: &Timer,
     inputs: &[u64],
     len: usize,
