@@ -227,6 +227,9 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
         let result = (|| -> Result<Outcome> {
             reducer.set_version(version);
             reducer.set_block_size(case.block)?;
+            // The simulator plans its own launches: it must see the case's grid limit too (the
+            // GPU path passes it to the timer below).
+            reducer.set_max_blocks(case.max_blocks);
             let block = reducer.block_for(case.len);
             if !version.supports(case.dtype, case.op) {
                 return Err(reduce_rs::Error::Unsupported {

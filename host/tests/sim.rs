@@ -6,16 +6,12 @@ use common::Runner;
 use libtest_mimic::{Arguments, Trial};
 use reduce_rs::Schedule;
 
-/// Nothing, one element, less than a warp, exactly one block, one more, several blocks with a
-/// tail, and a size past 2^16.
-const SIZES: [usize; 7] = [0, 1, 31, 256, 257, 5_003, (1 << 16) + 3];
-
 fn main() {
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = Vec::new();
     let in_order = Runner::Simulator(Schedule::InOrder);
     let shuffled = Runner::Simulator(Schedule::Shuffled { seed: 42 });
-    trials.extend(common::trials(common::table(&SIZES), "", in_order.clone()));
+    trials.extend(common::trials(common::table(&common::SIM_SIZES), "", in_order.clone()));
     trials.extend(common::trials(
         common::block_sizes(3_001),
         "",
@@ -25,7 +21,7 @@ fn main() {
     // The same kernels with the threads of every block in a seeded random order: a kernel that
     // only works in one order has a race the detector should also name.
     trials.extend(common::trials(
-        common::table(&SIZES),
+        common::table(&common::SIM_SIZES),
         "shuffled::",
         shuffled.clone(),
     ));

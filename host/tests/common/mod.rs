@@ -8,7 +8,7 @@
 
 use host::element::{DType, OpKind};
 use host::input::Pattern;
-use host::run::{Case, Source, run_versions};
+use host::run::{Case, Outcome, Source, run_versions};
 use host::timing::Timing;
 use libtest_mimic::{Failed, Trial};
 use reduce_rs::{Reducer, Schedule, Version};
@@ -60,6 +60,10 @@ fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> Case {
         },
     }
 }
+
+/// The sizes of the simulator's table: nothing, one element, less than a warp, exactly one
+/// block, one more, several blocks with a tail, and a size past 2^16.
+pub const SIM_SIZES: [usize; 7] = [0, 1, 31, 256, 257, 5_003, (1 << 16) + 3];
 
 /// The patterns a (type, op) runs: random, and small integers for every sum (exact).
 fn patterns(op: OpKind) -> Vec<Pattern> {
@@ -142,8 +146,9 @@ pub fn boundaries() -> Vec<TestCase> {
     cases
 }
 
-/// Runs one case on `reducer` and turns a wrong result or an error into a failure.
-pub fn run_case(reducer: &mut Reducer, test: &TestCase) -> Result<(), Failed> {
+/// Runs one case on `reducer`: the version's outcome (its result checked against the
+/// reference), or the error that stopped it (from the simulator, the library or the input).
+pub fn run_outcome(reducer: &mut Reducer, test: &TestCase) -> anyhow::Result<Outcome> {
     let timing = Timing {
         warmup: 0,
         repeat: 1,
@@ -157,11 +162,13 @@ pub fn run_case(reducer: &mut Reducer, test: &TestCase) -> Result<(), Failed> {
         timing,
         |_| {},
         |_, result| outcome = Some(result),
-    )
-    .map_err(|e| format!("{e:#}"))?;
-    let outcome = outcome
-        .ok_or("the version did not run")?
-        .map_err(|e| format!("{e:#}"))?;
+    )?;
+    outcome.ok_or_else(|| anyhow::anyhow!("the version did not run"))?
+}
+
+/// A wrong result or an error as a test failure; its message is what the tables report.
+pub fn judge(outcome: &anyhow::Result<Outcome>) -> Result<(), Failed> {
+    let outcome = outcome.as_ref().map_err(|e| format!("{e:#}"))?;
     if outcome.verdict.pass {
         Ok(())
     } else {
@@ -175,6 +182,11 @@ pub fn run_case(reducer: &mut Reducer, test: &TestCase) -> Result<(), Failed> {
         )
         .into())
     }
+}
+
+/// Runs one case on `reducer` and turns a wrong result or an error into a failure.
+pub fn run_case(reducer: &mut Reducer, test: &TestCase) -> Result<(), Failed> {
+    judge(&run_outcome(reducer, test))
 }
 
 /// Where the trials run.

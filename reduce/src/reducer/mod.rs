@@ -229,6 +229,12 @@ impl Reducer {
         Ok(())
     }
 
+    /// Limits the grid to `blocks` blocks (see [`Reducer::with_max_blocks`]), or lifts the
+    /// limit for `None`.
+    pub fn set_max_blocks(&mut self, blocks: Option<u32>) {
+        self.max_blocks = blocks.map(|blocks| blocks.max(1));
+    }
+
     /// Runs `entry` instead of the simulator's kernel `name` (simulator only): how tests plant
     /// a broken kernel to see that the checks catch it.
     #[doc(hidden)]

@@ -1,0 +1,916 @@
+//! Planted bugs: proof that the checks catch realistic kernel bugs.
+//!
+//! Each test plants ONE bug: a copy of the real kernel (v8, `rows_split`, `columns`), written
+//! below with the kernels' device API, with one change marked "the bug:". It installs the copy
+//! in place of the registered kernel of the same name (`Reducer::with_simulated_kernel`), runs
+//! it through the harness the test tables use (`run_versions` and the CPU reference, through
+//! `common::run_outcome`, or `host::shapes::run_and_check` for shapes), and asserts the failure
+//! that harness reports: its kind, and its text. As a control, the real kernel and the copy
+//! without the bug pass the same cases through the same harness.
+//!
+//! | planted bug | caught by |
+//! |---|---|
+//! | v8's last block never sets the ticket counter back to 0 | `Error::Contract` (the simulator backend keeps counters across launches and checks them after each) |
+//! | `Max`'s identity is 0, not the type's smallest value | the independent reference, on an all-negative input |
+//! | v8's last block reads `grid - 1` partials | the result check, on a 2-block grid (a 1-block grid passes) |
+//! | v8's scalar tail starts one element early (that element counted twice) | the exact small-integer sum (min and max pass) |
+//! | v8's head stops one element short | the result check at the misaligned starts of `common::boundaries()` |
+//! | v8's grid-stride remainder loop runs once (`if` for `while`) | the result check at the sizes of `common::boundaries()` just past a grid stride |
+//! | `rows_split`'s pieces drop the row's last `len % split` elements | `run_and_check`, on a row split over several blocks |
+//! | `columns`' bands drop the last `rows % split` rows | `run_and_check`, on columns in several bands |
+//! | v8 without the fence before its ticket | the simulator: `GlobalRace` |
+//! | v8 without the barrier before the ticket is read | the simulator: `UninitializedSharedRead` |
+//!
+//! `cargo test -p host --test planted -- --nocapture` prints the first line of every report.
+
+mod common;
+
+use common::{TestCase, judge, run_outcome};
+use host::element::{DType, OpKind};
+use host::input::{Pattern, generate};
+use host::reference::Checked;
+use host::run::{Case, Outcome, Source};
+use host::shapes::{ShapeSpec, run_and_check};
+use kernels_gpu::device::{
+    FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_dim_x, block_idx_x,
+    grid_dim_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x,
+    warp_shuffle_down,
+};
+use kernels_gpu::element::{Element, Vector16};
+use kernels_gpu::ops::{Reduction, fold};
+use kernels_gpu::params::{Launch, Params, Scratch, Segments};
+use kernels_gpu::registry::SimEntry;
+use reduce_rs::ops::{Max, Min, Sum};
+use reduce_rs::plan::{self, Sizes};
+use reduce_rs::shape::ShapeKernel;
+use reduce_rs::{Error, Reducer, Schedule, Version};
+use simt::{Access, ErrorKind, LaunchConfig, Region, SimError};
+
+// ---------------------------------------------------------------------------------------------
+// The copies. `BUG` says which one change a copy carries; `NO_BUG` is the real kernel's code.
+
+type Bug = u8;
+const NO_BUG: Bug = 0;
+const NO_RESET: Bug = 1;
+const SKIPS_LAST_PARTIAL: Bug = 2;
+const TAIL_STARTS_EARLY: Bug = 3;
+const HEAD_STOPS_SHORT: Bug = 4;
+const REMAINDER_ONCE: Bug = 5;
+const NO_FENCE: Bug = 6;
+const NO_BARRIER: Bug = 7;
+const PIECES_DROP_REMAINDER: Bug = 8;
+const BANDS_DROP_REMAINDER: Bug = 9;
+
+const VECTORS_IN_FLIGHT: usize = 4;
+const PARTIALS_IN_FLIGHT: usize = 8;
+
+/// `thread_reduce_vectorized` of `reduce_v8_single_pass.rs` (pub(crate) there).
+fn thread_reduce<T: Element, R: Reduction<T>, const BUG: Bug>(
+    input: &GlobalSlice<T>,
+    base: usize,
+    thread: usize,
+    threads: usize,
+) -> R::Acc {
+    let (head, vectors, tail_start) = input.split_vectors();
+    let lanes = <T::Vector16 as Vector16<T>>::LANES;
+    let first_of = |vector: usize| base + head + vector * lanes;
+
+    let mut running = R::START;
+    let mut vector = thread;
+    let in_flight = VECTORS_IN_FLIGHT * threads;
+    while vector + in_flight - threads < vectors.len() {
+        let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
+        let value = |k: usize| R::vector(loaded[k], first_of(vector + k * threads));
+        let group = R::combine(
+            R::combine(value(0), value(1)),
+            R::combine(value(2), value(3)),
+        );
+        running = R::accumulate(running, group);
+        vector += in_flight;
+    }
+    if BUG == REMAINDER_ONCE {
+        // The bug: `if` for `while`: as if at most one grid stride of vectors were left after
+        // the groups of four; up to three are, and the others are never read.
+        if vector < vectors.len() {
+            running = R::accumulate(running, R::vector(vectors.load(vector), first_of(vector)));
+        }
+    } else {
+        while vector < vectors.len() {
+            running = R::accumulate(running, R::vector(vectors.load(vector), first_of(vector)));
+            vector += threads;
+        }
+    }
+    // The bug (HEAD_STOPS_SHORT): `thread + 1 < head`: the head's last element is never read
+    // (only an input that starts past a 16-byte boundary has a head).
+    let in_head = if BUG == HEAD_STOPS_SHORT {
+        thread + 1 < head
+    } else {
+        thread < head
+    };
+    if in_head {
+        running = R::accumulate(running, R::lift(input.load(thread), base + thread));
+    }
+    // The bug (TAIL_STARTS_EARLY): the tail starts one element early, at the last element
+    // before it (the last lane of the last vector, or the last element when there is no
+    // tail): nothing out of bounds, that element counted twice.
+    let tail_start = if BUG == TAIL_STARTS_EARLY {
+        tail_start.saturating_sub(1)
+    } else {
+        tail_start
+    };
+    if tail_start + thread < input.len() {
+        let index = tail_start + thread;
+        running = R::accumulate(running, R::lift(input.load(index), base + index));
+    }
+    R::settle(running)
+}
+
+/// `warp_reduce_shuffle` of `reduce_v7_warp_shuffle.rs`.
+fn warp_reduce<T: Element, R: Reduction<T>>(mut value: R::Acc, lanes: u32) -> R::Acc {
+    let mut offset = lanes / 2;
+    while offset > 0 {
+        let (other, _) = warp_shuffle_down(FULL_MASK, value, offset, WARP_SIZE);
+        value = R::combine(value, other);
+        offset /= 2;
+    }
+    value
+}
+
+/// `block_reduce_shuffle` of `reduce_v7_warp_shuffle.rs`.
+fn block_reduce<T: Element, R: Reduction<T>>(
+    value: R::Acc,
+    tid: u32,
+    block: u32,
+    warp_partials: &SharedArray<R::Acc>,
+) -> R::Acc {
+    let warps = block / WARP_SIZE;
+    let (warp, lane) = (tid / WARP_SIZE, tid % WARP_SIZE);
+    let value = warp_reduce::<T, R>(value, WARP_SIZE);
+    if lane == 0 {
+        warp_partials.store(warp as usize, value);
+    }
+    sync_threads();
+    if warp == 0 {
+        let value = if lane < warps {
+            warp_partials.load(lane as usize)
+        } else {
+            R::IDENTITY
+        };
+        warp_reduce::<T, R>(value, warps)
+    } else {
+        R::IDENTITY
+    }
+}
+
+/// `reduce_v8` of `reduce_v8_single_pass.rs`.
+fn v8<T: Element, R: Reduction<T>, const BUG: Bug>(
+    input: GlobalSlice<T>,
+    scratch: Scratch<R::Acc>,
+    output: GlobalSliceMut<R::Out>,
+) {
+    let tid = thread_idx_x();
+    let block = block_dim_x();
+    let grid = grid_dim_x();
+    let warp_partials = shared_array![R::Acc; (block / WARP_SIZE) as usize];
+    let ticket = shared_array![u32; 1; after warp_partials];
+
+    let thread = block_idx_x() as usize * block as usize + tid as usize;
+    let threads = block as usize * grid as usize;
+    let acc = thread_reduce::<T, R, BUG>(&input, 0, thread, threads);
+    let block_value = block_reduce::<T, R>(acc, tid, block, &warp_partials);
+
+    if grid == 1 {
+        if tid == 0 {
+            output.store(0, R::finish(block_value, input.len()));
+        }
+        return;
+    }
+    let retired = scratch.retired.at(0);
+    if tid == 0 {
+        scratch.partials.store(block_idx_x() as usize, block_value);
+        // The bug (NO_FENCE): no release fence: the ticket may be drawn before this partial is
+        // visible to the last block.
+        if BUG != NO_FENCE {
+            thread_fence();
+        }
+        ticket.store(0, retired.fetch_add(1));
+    }
+    // The bug (NO_BARRIER): no barrier: the block's threads read the ticket thread 0 may not
+    // have stored yet.
+    if BUG != NO_BARRIER {
+        sync_threads();
+    }
+    if ticket.load(0) != grid - 1 {
+        return;
+    }
+
+    thread_fence();
+    let mut acc = R::IDENTITY;
+    let mut index = tid as usize;
+    let block = block as usize;
+    // The bug (SKIPS_LAST_PARTIAL): the last block reads `grid - 1` partials: the last one is
+    // left out, whichever block wrote it.
+    let partials = if BUG == SKIPS_LAST_PARTIAL {
+        grid as usize - 1
+    } else {
+        grid as usize
+    };
+    while index + (PARTIALS_IN_FLIGHT - 1) * block < partials {
+        let loaded = scratch
+            .partials
+            .load_strided::<PARTIALS_IN_FLIGHT>(index, block);
+        acc = fold(acc, loaded, R::combine);
+        index += PARTIALS_IN_FLIGHT * block;
+    }
+    while index < partials {
+        acc = R::combine(acc, scratch.partials.load(index));
+        index += block;
+    }
+    let total = block_reduce::<T, R>(acc, tid, block as u32, &warp_partials);
+    if tid == 0 {
+        output.store(0, R::finish(total, input.len()));
+        // The bug (NO_RESET): the counter is left at `grid`: the next launch's blocks draw
+        // tickets from there, and none of them sees `grid - 1`.
+        if BUG != NO_RESET {
+            retired.reset();
+        }
+    }
+}
+
+/// `reduce_rows_split` of `shapes/rows_split.rs` (512 threads).
+fn rows_split<T: Element, R: Reduction<T>, const BUG: Bug>(
+    input: GlobalSlice<T>,
+    rows: Segments,
+    split: usize,
+    scratch: Scratch<R::Acc>,
+    output: GlobalSliceMut<R::Out>,
+) {
+    const BLOCK: u32 = 512;
+    require_block_dim::<BLOCK>();
+    let tid = thread_idx_x();
+    let warp_partials = shared_array![R::Acc; (BLOCK / WARP_SIZE) as usize];
+    let ticket = shared_array![u32; 1; after warp_partials];
+    let split = split.max(1);
+    let (row, piece) = (
+        block_idx_x() as usize / split,
+        block_idx_x() as usize % split,
+    );
+    if row >= rows.count() {
+        return;
+    }
+    let (start, end) = rows.bounds(row);
+    let len = end - start;
+    let (from, to) = if BUG == PIECES_DROP_REMAINDER {
+        // The bug: every piece `len / split` long: the row's last `len % split` elements are
+        // in no piece.
+        (piece * (len / split), (piece + 1) * (len / split))
+    } else {
+        (piece * len / split, (piece + 1) * len / split)
+    };
+    let values = input.sub(start + from, to - from);
+    let acc = thread_reduce::<T, R, NO_BUG>(&values, from, tid as usize, BLOCK as usize);
+    let block_value = block_reduce::<T, R>(acc, tid, BLOCK, &warp_partials);
+
+    let retired = scratch.retired.at(row);
+    if tid == 0 {
+        scratch.partials.store(row * split + piece, block_value);
+        thread_fence();
+        ticket.store(0, retired.fetch_add(1));
+    }
+    sync_threads();
+    if ticket.load(0) as usize != split - 1 {
+        return;
+    }
+    thread_fence();
+    let mut acc = R::IDENTITY;
+    let mut k = tid as usize;
+    while k < split {
+        acc = R::combine(acc, scratch.partials.load(row * split + k));
+        k += BLOCK as usize;
+    }
+    let total = block_reduce::<T, R>(acc, tid, BLOCK, &warp_partials);
+    if tid == 0 {
+        output.store(
+            row,
+            if len == 0 {
+                R::EMPTY
+            } else {
+                R::finish(total, len)
+            },
+        );
+        retired.reset();
+    }
+}
+
+/// `reduce_columns` of `shapes/columns.rs` (256 threads).
+fn columns<T: Element, R: Reduction<T>, const BUG: Bug>(
+    input: GlobalSlice<T>,
+    cols: usize,
+    rows: usize,
+    split: usize,
+    scratch: Scratch<R::Acc>,
+    output: GlobalSliceMut<R::Out>,
+) {
+    const BLOCK: u32 = 256;
+    const LOADS_IN_FLIGHT: usize = 8;
+    require_block_dim::<BLOCK>();
+    let tid = thread_idx_x() as usize;
+    let ticket = shared_array![u32; 1];
+    let split = split.max(1);
+    let (tile, band) = (
+        block_idx_x() as usize / split,
+        block_idx_x() as usize % split,
+    );
+    let column = tile * BLOCK as usize + tid;
+    let (first_row, end_row) = if BUG == BANDS_DROP_REMAINDER {
+        // The bug: every band `rows / split` rows: the last `rows % split` rows are in no band.
+        (band * (rows / split), (band + 1) * (rows / split))
+    } else {
+        (band * rows / split, (band + 1) * rows / split)
+    };
+
+    if column < cols {
+        let mut running = R::START;
+        let mut row = first_row;
+        while row + LOADS_IN_FLIGHT <= end_row {
+            let loaded = input.load_strided::<LOADS_IN_FLIGHT>(row * cols + column, cols);
+            let mut group = R::IDENTITY;
+            let mut k = 0;
+            while k < LOADS_IN_FLIGHT {
+                group = R::combine(group, R::lift(loaded[k], row + k));
+                k += 1;
+            }
+            running = R::accumulate(running, group);
+            row += LOADS_IN_FLIGHT;
+        }
+        while row < end_row {
+            running = R::accumulate(running, R::lift(input.load(row * cols + column), row));
+            row += 1;
+        }
+        scratch.partials.store(band * cols + column, R::settle(running));
+    }
+    sync_threads();
+    let retired = scratch.retired.at(tile);
+    if tid == 0 {
+        thread_fence();
+        ticket.store(0, retired.fetch_add(1));
+    }
+    sync_threads();
+    if ticket.load(0) as usize != split - 1 {
+        return;
+    }
+    thread_fence();
+    if column < cols {
+        let mut acc = R::IDENTITY;
+        for k in 0..split {
+            acc = R::combine(acc, scratch.partials.load(k * cols + column));
+        }
+        output.store(
+            column,
+            if rows == 0 {
+                R::EMPTY
+            } else {
+                R::finish(acc, rows)
+            },
+        );
+    }
+    if tid == 0 {
+        retired.reset();
+    }
+}
+
+// The entry points, as `family_call!` (kernels-gpu/src/registry.rs) builds them.
+
+/// # Safety
+/// The launch contract of `kernels_gpu::params::Launch` (the simulator backend keeps it).
+unsafe fn v8_entry<T: Element, R: Reduction<T>, const BUG: Bug>(launch: Launch) {
+    // SAFETY: the caller's launch contract is what the views require.
+    let (input, scratch, output) = unsafe {
+        (
+            launch.input::<T>(),
+            launch.scratch::<R::Acc>(),
+            launch.output::<R::Out>(),
+        )
+    };
+    v8::<T, R, BUG>(input, scratch, output)
+}
+
+/// The real v8 (`kernels_gpu::versions::reduce_v8`), with operator `R`.
+///
+/// # Safety
+/// As [`v8_entry`].
+unsafe fn real_v8_entry<T: Element, R: Reduction<T>>(launch: Launch) {
+    // SAFETY: as in `v8_entry`.
+    let (input, scratch, output) = unsafe {
+        (
+            launch.input::<T>(),
+            launch.scratch::<R::Acc>(),
+            launch.output::<R::Out>(),
+        )
+    };
+    kernels_gpu::versions::reduce_v8::<T, R>(input, scratch, output)
+}
+
+/// # Safety
+/// As [`v8_entry`].
+unsafe fn rows_split_entry<T: Element, R: Reduction<T>, const BUG: Bug>(launch: Launch) {
+    // SAFETY: as in `v8_entry`.
+    let (input, segments, scratch, output) = unsafe {
+        (
+            launch.input::<T>(),
+            launch.segments(),
+            launch.scratch::<R::Acc>(),
+            launch.output::<R::Out>(),
+        )
+    };
+    let split = launch.sizes.split as usize;
+    rows_split::<T, R, BUG>(input, segments, split, scratch, output)
+}
+
+/// # Safety
+/// As [`v8_entry`].
+unsafe fn columns_entry<T: Element, R: Reduction<T>, const BUG: Bug>(launch: Launch) {
+    // SAFETY: as in `v8_entry`.
+    let (input, scratch, output) = unsafe {
+        (
+            launch.input::<T>(),
+            launch.scratch::<R::Acc>(),
+            launch.output::<R::Out>(),
+        )
+    };
+    let (cols, rows) = (
+        launch.sizes.segments as usize,
+        launch.sizes.segment_len as usize,
+    );
+    let split = launch.sizes.split as usize;
+    columns::<T, R, BUG>(input, cols, rows, split, scratch, output)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The harness around them.
+
+const SCHEDULES: [Schedule; 2] = [Schedule::InOrder, Schedule::Shuffled { seed: 42 }];
+
+/// A simulator that runs `entry` in place of the kernel `name`.
+fn planted(schedule: Schedule, name: &str, entry: SimEntry) -> Reducer {
+    Reducer::simulator_with(schedule).with_simulated_kernel(name, entry)
+}
+
+/// A v8 case as the tables build them (seed from the length), on blocks of 64 threads and at
+/// most `grid` blocks.
+fn v8_case(dtype: DType, op: OpKind, len: usize, pattern: Pattern, grid: u32) -> TestCase {
+    TestCase {
+        version: Version::fastest(),
+        case: Case {
+            dtype,
+            op,
+            len,
+            block: Some(64),
+            max_blocks: Some(grid),
+            offset: 0,
+            source: Source::Generated {
+                pattern,
+                seed: len as u64 ^ 0x5eed,
+            },
+        },
+    }
+}
+
+/// The table's report of a failure (what `cargo test` would print), and its first line.
+fn report(outcome: &anyhow::Result<Outcome>) -> String {
+    let failed = judge(outcome).expect_err("the harness reports a failure");
+    let message = failed.message().unwrap_or("").to_string();
+    message.lines().next().unwrap_or("").to_string()
+}
+
+/// The case passes through the harness (the control).
+fn passes(reducer: &mut Reducer, test: &TestCase) {
+    if let Err(failed) = judge(&run_outcome(reducer, test)) {
+        panic!("{}: {:?}", test.name(), failed.message());
+    }
+}
+
+/// The simulator's report in a harness error, if that is what it is.
+fn sim_error(outcome: &anyhow::Result<Outcome>) -> Option<&SimError> {
+    match outcome.as_ref().err()?.downcast_ref::<Error>()? {
+        Error::Simulator(error) => Some(error),
+        _ => None,
+    }
+}
+
+/// Whether the case's result failed its check (a result came back, and it is wrong).
+fn check_failed(outcome: &anyhow::Result<Outcome>) -> bool {
+    matches!(outcome, Ok(outcome) if !outcome.verdict.pass)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. A counter that is never set back to 0.
+
+/// Launches `entry` once, directly on the simulator, with `retired` as its counters (so that a
+/// test chooses between a fresh counter per launch and one kept across launches), over `input`
+/// on `grid` blocks of 64; returns the sum it wrote.
+fn launch_f32_sum(
+    entry: SimEntry,
+    input: &[f32],
+    grid: u32,
+    retired: &mut [u32],
+) -> Result<f32, SimError> {
+    let mut partials = vec![f32::NAN; grid as usize];
+    let mut output = [f32::NAN];
+    let regions = [
+        Region::of_slice("input", input, Access::ReadOnly),
+        Region::of_slice("partials", &partials, Access::ReadWrite),
+        Region::of_slice("retired", retired, Access::Atomic),
+        Region::of_slice("output", &output, Access::ReadWrite),
+    ];
+    let launch = Launch {
+        input: input.as_ptr().cast(),
+        partials: partials.as_mut_ptr().cast(),
+        retired: retired.as_mut_ptr(),
+        output: output.as_mut_ptr().cast(),
+        offsets: std::ptr::null(),
+        sizes: Params {
+            len: input.len() as u64,
+            partials_len: u64::from(grid),
+            retired_len: retired.len() as u64,
+            output_len: 1,
+            ..Params::default()
+        },
+    };
+    let config = LaunchConfig {
+        grid_dim: grid,
+        block_dim: 64,
+        shared_bytes: plan::shared_bytes(Version::fastest(), 64, Sizes::of::<f32, Sum>()),
+        schedule: Schedule::InOrder,
+    };
+    // SAFETY: the buffers are borrowed for the whole launch and registered as its regions
+    // (the simulator checks every access against them); `sizes` gives their lengths.
+    simt::launch("planted", &config, &regions, &|| unsafe { entry(launch) })?;
+    Ok(output[0])
+}
+
+#[test]
+fn v8_that_never_resets_its_ticket_breaks_the_launch_contract() {
+    let name = "reduce_v8_f32_sum";
+    let test = v8_case(DType::F32, OpKind::Sum, 3_001, Pattern::SmallIntegers, 2);
+    let broken = v8_entry::<f32, Sum, NO_RESET> as SimEntry;
+
+    // Control: the real kernel and the copy without the bug, twice on the same reducer.
+    for mut reducer in [
+        Reducer::simulator(),
+        planted(Schedule::InOrder, name, v8_entry::<f32, Sum, NO_BUG>),
+    ] {
+        passes(&mut reducer, &test);
+        passes(&mut reducer, &test);
+    }
+
+    // For the record: a harness that gives every launch a fresh counter would not notice.
+    let input: Vec<f32> = generate(Pattern::SmallIntegers, 3_001, 7);
+    let exact = input.iter().map(|&x| f64::from(x)).sum::<f64>() as f32;
+    let mut fresh = [0u32];
+    assert_eq!(launch_f32_sum(broken, &input, 2, &mut fresh).unwrap(), exact);
+    assert_eq!(fresh, [2], "the counter is left at the grid");
+    // On the GPU the counter is reused: the next launch's tickets are 2 and 3, no block sees
+    // 1 (= grid - 1), and nobody writes the result.
+    let second = launch_f32_sum(broken, &input, 2, &mut fresh).unwrap();
+    assert!(second.is_nan(), "the output is left as it was: {second}");
+
+    // The library's simulator keeps the counters across launches and checks them after each:
+    // both reductions on one reducer report the broken contract.
+    let mut reducer = planted(Schedule::InOrder, name, broken);
+    for call in ["first", "second"] {
+        let outcome = run_outcome(&mut reducer, &test);
+        match outcome.as_ref().err().and_then(|e| e.downcast_ref::<Error>()) {
+            Some(Error::Contract { kernel, what }) => {
+                assert_eq!(kernel, name);
+                assert!(what.contains("left a ticket counter at 2"), "{what}");
+            }
+            _ => panic!("{call} call: expected Error::Contract, got {outcome:?}"),
+        }
+        println!("no reset ({call} call): Contract: {}", report(&outcome));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. A wrong identity.
+
+/// [`Max`] over `i32` with one change.
+#[derive(Clone, Copy, Debug, Default)]
+struct MaxFromZero;
+
+impl Reduction<i32> for MaxFromZero {
+    const NAME: &'static str = "max";
+    type Acc = i32;
+    type Out = i32;
+    // The bug: 0, not `i32::MIN`: a max over negative numbers only comes out 0.
+    const IDENTITY: i32 = 0;
+    fn lift(x: i32, index: usize) -> i32 {
+        <Max as Reduction<i32>>::lift(x, index)
+    }
+    fn combine(a: i32, b: i32) -> i32 {
+        <Max as Reduction<i32>>::combine(a, b)
+    }
+    fn vector(vector: <i32 as Element>::Vector16, first: usize) -> i32 {
+        <Max as Reduction<i32>>::vector(vector, first)
+    }
+    fn finish(acc: i32, _count: usize) -> i32 {
+        acc
+    }
+    const EMPTY: i32 = Self::IDENTITY;
+    type Running = i32;
+    const START: i32 = Self::IDENTITY;
+    fn accumulate(running: i32, acc: i32) -> i32 {
+        Self::combine(running, acc)
+    }
+    fn settle(running: i32) -> i32 {
+        running
+    }
+}
+
+#[test]
+fn max_whose_identity_is_zero_fails_against_the_independent_reference() {
+    let name = "reduce_v8_i32_max";
+    let broken = real_v8_entry::<i32, MaxFromZero> as SimEntry;
+
+    // An all-negative input: the library call, checked against the host's reference.
+    let input: Vec<i32> = generate::<i32>(Pattern::SmallIntegers, 1_000, 3)
+        .into_iter()
+        .map(|x| -1 - x.abs())
+        .collect();
+    let expected = <Max as Checked<i32>>::reference(&input);
+    for schedule in SCHEDULES {
+        let good = Reducer::simulator_with(schedule).max(&input).unwrap();
+        assert!(<Max as Checked<i32>>::check(good, &expected, 0).pass);
+        let got = planted(schedule, name, broken).max(&input).unwrap();
+        let verdict = <Max as Checked<i32>>::check(got, &expected, 0);
+        assert!(!verdict.pass);
+        assert_eq!((got, expected), (Some(0), Some(-1)));
+        if schedule == Schedule::InOrder {
+            println!(
+                "identity 0 (all negative): check failed: got {}, expected {}",
+                verdict.got, verdict.expected
+            );
+        }
+    }
+
+    // The table's own v8 i32 max cases (random over the whole range, at its sizes): the
+    // harness catches the bug where every element is negative, here the one-element input.
+    let cases: Vec<TestCase> = common::table(&common::SIM_SIZES)
+        .into_iter()
+        .filter(|t| {
+            t.version == Version::fastest()
+                && (t.case.dtype, t.case.op) == (DType::I32, OpKind::Max)
+        })
+        .collect();
+    assert!(!cases.is_empty());
+    let mut caught = Vec::new();
+    for test in &cases {
+        passes(&mut Reducer::simulator(), test);
+        let outcome = run_outcome(&mut planted(Schedule::InOrder, name, broken), test);
+        if check_failed(&outcome) {
+            caught.push(format!("{}: {}", test.name(), report(&outcome)));
+        }
+    }
+    assert!(!caught.is_empty(), "no case of the table caught it");
+    println!("identity 0 (table): check failed: {}", caught.join("; "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. A bug on v8's multi-block path only.
+
+#[test]
+fn v8_last_block_that_skips_a_partial_fails_on_a_small_grid() {
+    let name = "reduce_v8_f32_sum";
+    let broken = v8_entry::<f32, Sum, SKIPS_LAST_PARTIAL> as SimEntry;
+    for schedule in SCHEDULES {
+        for grid in [1, 2] {
+            let test = v8_case(DType::F32, OpKind::Sum, 3_001, Pattern::SmallIntegers, grid);
+            passes(&mut Reducer::simulator_with(schedule), &test);
+            passes(
+                &mut planted(schedule, name, v8_entry::<f32, Sum, NO_BUG>),
+                &test,
+            );
+            let mut reducer = planted(schedule, name, broken);
+            let outcome = run_outcome(&mut reducer, &test);
+            // The grid the case asked for is the grid that ran.
+            let blocks = reducer.last_simulation().unwrap().stats.blocks;
+            assert_eq!(blocks, u64::from(grid));
+            if grid == 1 {
+                // One block never reaches the partials: the bug cannot show.
+                judge(&outcome).unwrap();
+            } else {
+                assert!(check_failed(&outcome), "{outcome:?}");
+                if schedule == Schedule::InOrder {
+                    println!("skips last partial: check failed: {}", report(&outcome));
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Double counting: exact sums see it, min and max cannot.
+
+#[test]
+fn tail_that_counts_an_element_twice_fails_the_exact_sum_not_min_or_max() {
+    let len = 1_003; // 250 vectors of i32 and a tail of 3
+    for schedule in SCHEDULES {
+        let sum = v8_case(DType::I32, OpKind::Sum, len, Pattern::SmallIntegers, 2);
+        passes(&mut Reducer::simulator_with(schedule), &sum);
+        let broken = v8_entry::<i32, Sum, TAIL_STARTS_EARLY>;
+        let outcome = run_outcome(&mut planted(schedule, "reduce_v8_i32_sum", broken), &sum);
+        assert!(check_failed(&outcome), "{outcome:?}");
+        if schedule == Schedule::InOrder {
+            println!("tail starts early: check failed: {}", report(&outcome));
+        }
+
+        // The same bug, the same input (same pattern and seed), min and max: an element seen
+        // twice changes neither, so these pass — why every sum in the tables also runs on
+        // small integers, where the sum is exact.
+        let max = v8_case(DType::I32, OpKind::Max, len, Pattern::SmallIntegers, 2);
+        let entry = v8_entry::<i32, Max, TAIL_STARTS_EARLY>;
+        passes(&mut planted(schedule, "reduce_v8_i32_max", entry), &max);
+        let min = v8_case(DType::I32, OpKind::Min, len, Pattern::SmallIntegers, 2);
+        let entry = v8_entry::<i32, Min, TAIL_STARTS_EARLY>;
+        passes(&mut planted(schedule, "reduce_v8_i32_min", entry), &min);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Bugs at the boundaries of v8's loops: `common::boundaries()` finds them.
+
+/// A boundary case that failed: the case, the grid it ran on, the report's first line.
+type BoundaryFailure = (TestCase, u32, String);
+
+/// Runs `entry` in place of v8's f32 sum on every f32 sum case of `common::boundaries()`
+/// under both schedules (the real kernel passing each first); returns the failed ones.
+fn boundary_failures(entry: SimEntry) -> Vec<BoundaryFailure> {
+    let cases: Vec<TestCase> = common::boundaries()
+        .into_iter()
+        .filter(|t| (t.case.dtype, t.case.op) == (DType::F32, OpKind::Sum))
+        .collect();
+    assert!(!cases.is_empty());
+    let mut failed = Vec::new();
+    for schedule in SCHEDULES {
+        for test in &cases {
+            passes(&mut Reducer::simulator_with(schedule), test);
+            let outcome = run_outcome(&mut planted(schedule, "reduce_v8_f32_sum", entry), test);
+            if judge(&outcome).is_err() {
+                assert!(check_failed(&outcome), "{}: {outcome:?}", test.name());
+                let grid = outcome.as_ref().map_or(0, |o| o.passes[0].shape.grid);
+                failed.push((test.clone(), grid, report(&outcome)));
+            }
+        }
+    }
+    failed
+}
+
+#[test]
+fn head_that_stops_short_fails_at_the_misaligned_boundaries() {
+    let failed = boundary_failures(v8_entry::<f32, Sum, HEAD_STOPS_SHORT>);
+    assert!(!failed.is_empty(), "no boundary case caught it");
+    // Only a misaligned start has a head: the cases that start on a 16-byte boundary (all of
+    // the main table's) cannot see it.
+    assert!(failed.iter().all(|(t, _, _)| t.case.offset > 0));
+    let (test, _, message) = &failed[0];
+    println!(
+        "head stops short: check failed in {} boundary cases, first {}: {message}",
+        failed.len(),
+        test.name()
+    );
+}
+
+#[test]
+fn remainder_loop_that_runs_once_fails_past_a_grid_stride() {
+    let failed = boundary_failures(v8_entry::<f32, Sum, REMAINDER_ONCE>);
+    assert!(!failed.is_empty(), "no boundary case caught it");
+    // A thread has a second vector left after its groups only when there are more vectors
+    // than threads in the grid (of `grid` blocks, at most the case's limit): beyond one grid
+    // stride of f32 vectors.
+    for (test, grid, _) in &failed {
+        let threads = 64 * *grid as usize;
+        assert!(test.case.len > 4 * threads, "{} on {grid} blocks", test.name());
+    }
+    let (test, grid, message) = &failed[0];
+    println!(
+        "remainder once: check failed in {} boundary cases, first {} ({grid} blocks): {message}",
+        failed.len(),
+        test.name()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Shape kernels.
+
+/// Runs a shape sum over `spec` on `reducer` (small integers, as the shapes table does for
+/// sums) and returns the kernel, the failed results and the first failure.
+fn shape_sum(reducer: &Reducer, spec: &ShapeSpec) -> (ShapeKernel, usize, usize, String) {
+    let input: Vec<f32> = generate(Pattern::SmallIntegers, spec.len(), spec.len() as u64 ^ 0x5a);
+    let (plan, _, verdict) = run_and_check::<f32, Sum>(reducer, &input, spec).unwrap();
+    (
+        plan.kernel,
+        plan.split,
+        verdict.failed,
+        verdict.first_failure.unwrap_or_default(),
+    )
+}
+
+#[test]
+fn rows_split_whose_pieces_drop_elements_fails_run_and_check() {
+    // A shape of the shapes table: 2 rows, each cut over 4 blocks on the simulated GPU.
+    let spec = ShapeSpec::Rows {
+        rows: 2,
+        cols: 40_003,
+    };
+    let name = "rows_split_f32_sum";
+    for reducer in [
+        Reducer::simulator(),
+        planted(
+            Schedule::InOrder,
+            name,
+            rows_split_entry::<f32, Sum, NO_BUG>,
+        ),
+    ] {
+        let (kernel, split, failed, _) = shape_sum(&reducer, &spec);
+        assert_eq!((kernel, failed), (ShapeKernel::RowsSplit, 0));
+        assert!(split > 1 && 40_003 % split != 0);
+    }
+    let broken = rows_split_entry::<f32, Sum, PIECES_DROP_REMAINDER>;
+    let (_, _, failed, first) = shape_sum(&planted(Schedule::InOrder, name, broken), &spec);
+    assert_eq!(failed, 2, "every row loses its last elements: {first}");
+    println!("rows_split pieces: {failed} of 2 results failed: {first}");
+}
+
+#[test]
+fn columns_whose_bands_drop_rows_fail_run_and_check() {
+    // A shape of the shapes table: 70 columns of 301 rows, in 10 bands on the simulated GPU.
+    let spec = ShapeSpec::Columns {
+        rows: 301,
+        cols: 70,
+    };
+    let name = "columns_f32_sum";
+    for reducer in [
+        Reducer::simulator(),
+        planted(Schedule::InOrder, name, columns_entry::<f32, Sum, NO_BUG>),
+    ] {
+        let (kernel, split, failed, _) = shape_sum(&reducer, &spec);
+        assert_eq!((kernel, failed), (ShapeKernel::Columns, 0));
+        assert!(split > 1 && 301 % split != 0);
+    }
+    let broken = columns_entry::<f32, Sum, BANDS_DROP_REMAINDER>;
+    let (_, _, failed, first) = shape_sum(&planted(Schedule::InOrder, name, broken), &spec);
+    // Every column loses its last row, but a column whose last element is 0 still sums right.
+    assert!(failed > 0, "no column caught it");
+    println!("columns bands: {failed} of 70 results failed: {first}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. What the simulator itself catches.
+
+/// Runs `entry` in place of v8's f32 sum on a 2-block case under both schedules; returns the
+/// simulator's report of each.
+fn simulator_reports(entry: SimEntry) -> Vec<SimError> {
+    let test = v8_case(DType::F32, OpKind::Sum, 3_001, Pattern::SmallIntegers, 2);
+    SCHEDULES
+        .iter()
+        .map(|&schedule| {
+            passes(&mut Reducer::simulator_with(schedule), &test);
+            let outcome = run_outcome(&mut planted(schedule, "reduce_v8_f32_sum", entry), &test);
+            match sim_error(&outcome) {
+                Some(error) => error.clone(),
+                None => panic!("expected a simulator report, got {outcome:?}"),
+            }
+        })
+        .collect()
+}
+
+fn first_line(error: &SimError) -> &str {
+    error.message.lines().next().unwrap_or("")
+}
+
+#[test]
+fn v8_without_the_fence_before_its_ticket_is_a_global_race() {
+    let reports = simulator_reports(v8_entry::<f32, Sum, NO_FENCE>);
+    for error in &reports {
+        assert_eq!(error.kind, ErrorKind::GlobalRace, "{}", error.message);
+        assert!(error.message.contains("partials"), "{}", error.message);
+    }
+    println!("no fence: GlobalRace: {}", first_line(&reports[0]));
+}
+
+#[test]
+fn v8_without_the_barrier_before_the_ticket_is_read_is_reported() {
+    let reports = simulator_reports(v8_entry::<f32, Sum, NO_BARRIER>);
+    for error in &reports {
+        assert_eq!(
+            error.kind,
+            ErrorKind::UninitializedSharedRead,
+            "{}",
+            error.message
+        );
+    }
+    println!(
+        "no barrier: UninitializedSharedRead: {}",
+        first_line(&reports[0])
+    );
+}
