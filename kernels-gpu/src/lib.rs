@@ -4,15 +4,15 @@
 //!
 //! | version | file | technique |
 //! |---|---|---|
-//! | v0 | [`reduce_v0_baseline`] | interleaved addressing, `tid % 2s` (divergent warps) |
-//! | v1 | [`reduce_v1_no_divergence`] | strided index `2·s·tid` (no divergence, bank conflicts) |
-//! | v2 | [`reduce_v2_no_bank_conflict`] | sequential addressing (no bank conflicts) |
-//! | v3 | [`reduce_v3_add_during_load`] | two elements added while loading; half the blocks |
-//! | v4 | [`reduce_v4_unroll_last_warp`] | last warp unrolled, `sync_warp` instead of barriers |
-//! | v5 | [`reduce_v5_complete_unroll`] | block size a const generic; the whole tree unrolled |
-//! | v6 | [`reduce_v6_multi_add`] | grid-stride loop, grid sized to the GPU |
-//! | v7 | [`reduce_v7_warp_shuffle`] | register sums and warp shuffles |
-//! | v8 | [`reduce_v8_single_pass`] | 16-byte loads, last block finishes: one launch |
+//! | v0 | [`reduce_v0_baseline`](versions::reduce_v0_baseline) | interleaved addressing, `tid % 2s` (divergent warps) |
+//! | v1 | [`reduce_v1_no_divergence`](versions::reduce_v1_no_divergence) | strided index `2·s·tid` (no divergence, bank conflicts) |
+//! | v2 | [`reduce_v2_no_bank_conflict`](versions::reduce_v2_no_bank_conflict) | sequential addressing (no bank conflicts) |
+//! | v3 | [`reduce_v3_add_during_load`](versions::reduce_v3_add_during_load) | two elements added while loading; half the blocks |
+//! | v4 | [`reduce_v4_unroll_last_warp`](versions::reduce_v4_unroll_last_warp) | last warp unrolled, `sync_warp` instead of barriers |
+//! | v5 | [`reduce_v5_complete_unroll`](versions::reduce_v5_complete_unroll) | block size a const generic; the whole tree unrolled |
+//! | v6 | [`reduce_v6_multi_add`](versions::reduce_v6_multi_add) | grid-stride loop, grid sized to the GPU |
+//! | v7 | [`reduce_v7_warp_shuffle`](versions::reduce_v7_warp_shuffle) | register sums and warp shuffles |
+//! | v8 | [`reduce_v8_single_pass`](versions::reduce_v8_single_pass) | 16-byte loads, last block finishes: one launch |
 //!
 //! Every kernel takes `(input, scratch, output)` and is generic over the element type
 //! ([`element`]) and the operator ([`ops`]). [`registry`] declares each version once; from that

@@ -1,11 +1,11 @@
 //! The one declaration of every kernel: the versions of the series (with what the host needs
 //! to launch them and to explain them), and the library's row and column kernels.
 //!
-//! [`declare_versions!`] below is the only place a version is listed. From it come the kernel
-//! modules, the table [`VERSIONS`] the host plans launches and prints from, the PTX entry
-//! points (`reduce_v5_f32_sum_b256`, on `nvptx64`) and, on the host, the same entry points as
-//! plain functions for the simulator ([`sim_entry`]). Adding a version is one kernel file and
-//! one entry here.
+//! `declare_versions!` below is the only place a version is listed. From it come the kernel
+//! modules, the table [`VERSIONS`](crate::VERSIONS) the host plans launches and prints from,
+//! the PTX entry points (`reduce_v5_f32_sum_b256`, on `nvptx64`) and, on the host, the same
+//! entry points as plain functions for the simulator ([`sim_entry`]). Adding a version is one
+//! kernel file and one entry here.
 
 /// How many blocks a pass launches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

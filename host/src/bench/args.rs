@@ -15,6 +15,8 @@ pub const DEFAULT_EXPONENT_STEP: u32 = 2;
 pub const OUT_DEFAULT: &str = "bench-out";
 
 /// The options only `bench` reads; `check_flags` rejects them on other commands.
+// The fields' doc comments are `--help`'s text, written for the terminal, not for rustdoc.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(clap::Args, Clone, Debug)]
 #[command(next_help_heading = "Bench options (reduce-rs bench)")]
 pub struct BenchArgs {

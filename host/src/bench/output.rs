@@ -1,5 +1,5 @@
 //! What a sweep leaves on disk: `bench.csv` and `bench.json` (the header and every row) and one
-//! SVG chart per type, drawn by [`chart`](super::chart) from the rows' first-pass GB/s.
+//! SVG chart per type, drawn by [`chart`] from the rows' first-pass GB/s.
 
 use super::chart::{self, Series};
 use super::rows::{Header, Impl, Row, Subject};
