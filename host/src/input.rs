@@ -16,6 +16,11 @@ pub enum Pattern {
     /// `(i mod 1000) - 500` (unsigned: `i mod 1000`): no generator state, so any size can be
     /// filled quickly, and the sum has a closed form.
     Formula,
+    /// Small integers in [-16, -1], all below zero (unsigned: [1, 16]): a maximum whose
+    /// identity is 0 instead of the type's smallest value comes out 0.
+    Negative,
+    /// Small integers in [1, 16], all above zero: a minimum whose identity is 0 comes out 0.
+    Positive,
 }
 
 impl Pattern {
@@ -24,6 +29,8 @@ impl Pattern {
             Pattern::Random => "random",
             Pattern::SmallIntegers => "small-integers",
             Pattern::Formula => "formula",
+            Pattern::Negative => "negative",
+            Pattern::Positive => "positive",
         }
     }
 }
@@ -36,6 +43,16 @@ pub fn generate<T: HostElement>(pattern: Pattern, len: usize, seed: u64) -> Vec<
         Pattern::Random => (0..len).map(|_| T::random(&mut rng)).collect(),
         Pattern::SmallIntegers => {
             let (low, high) = if signed { (-8, 8) } else { (0, 16) };
+            (0..len)
+                .map(|_| T::from_small(rng.random_range(low..=high)))
+                .collect()
+        }
+        Pattern::Negative | Pattern::Positive => {
+            let (low, high) = if pattern == Pattern::Negative && signed {
+                (-16, -1)
+            } else {
+                (1, 16)
+            };
             (0..len)
                 .map(|_| T::from_small(rng.random_range(low..=high)))
                 .collect()

@@ -347,7 +347,9 @@ fn columns<T: Element, R: Reduction<T>, const BUG: Bug>(
             running = R::accumulate(running, R::lift(input.load(row * cols + column), row));
             row += 1;
         }
-        scratch.partials.store(band * cols + column, R::settle(running));
+        scratch
+            .partials
+            .store(band * cols + column, R::settle(running));
     }
     sync_threads();
     let retired = scratch.retired.at(tile);
@@ -568,7 +570,10 @@ fn v8_that_never_resets_its_ticket_breaks_the_launch_contract() {
     let input: Vec<f32> = generate(Pattern::SmallIntegers, 3_001, 7);
     let exact = input.iter().map(|&x| f64::from(x)).sum::<f64>() as f32;
     let mut fresh = [0u32];
-    assert_eq!(launch_f32_sum(broken, &input, 2, &mut fresh).unwrap(), exact);
+    assert_eq!(
+        launch_f32_sum(broken, &input, 2, &mut fresh).unwrap(),
+        exact
+    );
     assert_eq!(fresh, [2], "the counter is left at the grid");
     // On the GPU the counter is reused: the next launch's tickets are 2 and 3, no block sees
     // 1 (= grid - 1), and nobody writes the result.
@@ -580,7 +585,11 @@ fn v8_that_never_resets_its_ticket_breaks_the_launch_contract() {
     let mut reducer = planted(Schedule::InOrder, name, broken);
     for call in ["first", "second"] {
         let outcome = run_outcome(&mut reducer, &test);
-        match outcome.as_ref().err().and_then(|e| e.downcast_ref::<Error>()) {
+        match outcome
+            .as_ref()
+            .err()
+            .and_then(|e| e.downcast_ref::<Error>())
+        {
             Some(Error::Contract { kernel, what }) => {
                 assert_eq!(kernel, name);
                 assert!(what.contains("left a ticket counter at 2"), "{what}");
@@ -789,7 +798,11 @@ fn remainder_loop_that_runs_once_fails_past_a_grid_stride() {
     // stride of f32 vectors.
     for (test, grid, _) in &failed {
         let threads = 64 * *grid as usize;
-        assert!(test.case.len > 4 * threads, "{} on {grid} blocks", test.name());
+        assert!(
+            test.case.len > 4 * threads,
+            "{} on {grid} blocks",
+            test.name()
+        );
     }
     let (test, grid, message) = &failed[0];
     println!(

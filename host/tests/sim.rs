@@ -11,7 +11,11 @@ fn main() {
     let mut trials: Vec<Trial> = Vec::new();
     let in_order = Runner::Simulator(Schedule::InOrder);
     let shuffled = Runner::Simulator(Schedule::Shuffled { seed: 42 });
-    trials.extend(common::trials(common::table(&common::SIM_SIZES), "", in_order.clone()));
+    trials.extend(common::trials(
+        common::table(&common::SIM_SIZES),
+        "",
+        in_order.clone(),
+    ));
     trials.extend(common::trials(
         common::block_sizes(3_001),
         "",

@@ -65,12 +65,17 @@ fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> Case {
 /// block, one more, several blocks with a tail, and a size past 2^16.
 pub const SIM_SIZES: [usize; 7] = [0, 1, 31, 256, 257, 5_003, (1 << 16) + 3];
 
-/// The patterns a (type, op) runs: random, and small integers for every sum (exact).
+/// The patterns a (type, op) runs: random, and one where a mistake of the operator's shows:
+/// small integers for every sum and mean (exact, and an element counted twice changes them),
+/// all-negative inputs for the maxima and all-positive ones for the minima (a wrong identity
+/// such as 0 wins there).
 fn patterns(op: OpKind) -> Vec<Pattern> {
-    match op {
-        OpKind::Sum => vec![Pattern::Random, Pattern::SmallIntegers],
-        _ => vec![Pattern::Random],
-    }
+    let telling = match op {
+        OpKind::Sum | OpKind::Mean => Pattern::SmallIntegers,
+        OpKind::Max | OpKind::ArgMax => Pattern::Negative,
+        OpKind::Min | OpKind::ArgMin => Pattern::Positive,
+    };
+    vec![Pattern::Random, telling]
 }
 
 /// Every version × every type and operation it is built for × `sizes`, with each version's
