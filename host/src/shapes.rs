@@ -109,7 +109,8 @@ pub fn additions(plan: &ShapePlan, len: usize) -> u64 {
     let split = plan.split as u64;
     let tree = u64::from(plan.launch.block.ilog2());
     match plan.kernel {
-        ShapeKernel::RowsWarp => len.div_ceil(32) + 5 + 2,
+        // `split` lanes per row: each adds its share, then log2(split) shuffle steps.
+        ShapeKernel::RowsWarp => len.div_ceil(split.max(1)) + u64::from(split.max(1).ilog2()) + 2,
         ShapeKernel::RowsBlock => len.div_ceil(block) + tree + 2,
         ShapeKernel::RowsSplit => len.div_ceil(block * split) + 2 * tree + split + 2,
         ShapeKernel::Columns => len.div_ceil(split) + split,

@@ -11,8 +11,10 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use reduce_rs::{Reducer, Schedule};
 
 /// Shapes that reach every kernel on the simulated GPU (2 SMs: 8 blocks of 512 threads run
-/// at once): empty ones, a warp per row, a block per row, a row split over blocks, columns in
-/// one band and in several, ragged segments of short and of long rows.
+/// at once): empty ones, a warp or a few lanes per row, a block per row, a row split over
+/// blocks, columns in one band and in several (with vector loads where the rows start on
+/// 16-byte boundaries, scalar ones where they do not), ragged segments of short and of long
+/// rows.
 fn shapes() -> Vec<(&'static str, ShapeSpec)> {
     vec![
         ("rows_0x0", ShapeSpec::Rows { rows: 0, cols: 0 }),
@@ -47,7 +49,31 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: (1 << 20) + 3,
             },
         ),
+        // Short rows, several per warp: 1 lane per row (5 elements), 4 (37 f32), 16 (130 f32).
+        ("rows_300x5", ShapeSpec::Rows { rows: 300, cols: 5 }),
+        (
+            "rows_100x37",
+            ShapeSpec::Rows {
+                rows: 100,
+                cols: 37,
+            },
+        ),
+        (
+            "rows_50x130",
+            ShapeSpec::Rows {
+                rows: 50,
+                cols: 130,
+            },
+        ),
         ("columns_0x5", ShapeSpec::Columns { rows: 0, cols: 5 }),
+        // Whole vectors per row for every type (64 columns), in several bands.
+        (
+            "columns_700x64",
+            ShapeSpec::Columns {
+                rows: 700,
+                cols: 64,
+            },
+        ),
         (
             "columns_3x1000",
             ShapeSpec::Columns {

@@ -108,6 +108,10 @@ pub trait Vector16<T>: Copy {
     ) -> A;
     /// The first lane whose `key` is the largest (`better(a, b)`: `a` beats `b`), and that key.
     fn best_lane<K: Copy>(self, key: impl Fn(T) -> K, better: impl Fn(K, K) -> bool) -> (usize, K);
+    /// `f(k)` for every lane index `k`, in order, written out one call per lane: `k` is a
+    /// constant in each call, so arrays indexed by it stay in registers and need no bounds
+    /// check.
+    fn for_lanes(f: impl FnMut(usize));
 }
 
 /// The vector of `K` elements of `T` (`K * size_of::<T>() == 16`).
@@ -116,7 +120,7 @@ pub trait Vector16<T>: Copy {
 pub struct Lanes<T, const K: usize>(pub [T; K]);
 
 macro_rules! lanes {
-    ($k:literal, |$x:ident, $l:ident, $c:ident| $tree:expr) => {
+    ($k:literal, [$($lane:literal)*], |$x:ident, $l:ident, $c:ident| $tree:expr) => {
         impl<T: Copy> Vector16<T> for Lanes<T, $k> {
             const LANES: usize = {
                 assert!($k * size_of::<T>() == 16, "a vector is 16 bytes");
@@ -155,12 +159,16 @@ macro_rules! lanes {
                 }
                 best
             }
+            #[inline(always)]
+            fn for_lanes(mut f: impl FnMut(usize)) {
+                $( f($lane); )*
+            }
         }
     };
 }
-lanes!(2, |x, l, c| c(l(0), l(1)));
-lanes!(4, |x, l, c| c(c(l(0), l(1)), c(l(2), l(3))));
-lanes!(8, |x, l, c| c(
+lanes!(2, [0 1], |x, l, c| c(l(0), l(1)));
+lanes!(4, [0 1 2 3], |x, l, c| c(c(l(0), l(1)), c(l(2), l(3))));
+lanes!(8, [0 1 2 3 4 5 6 7], |x, l, c| c(
     c(c(l(0), l(1)), c(l(2), l(3))),
     c(c(l(4), l(5)), c(l(6), l(7)))
 ));

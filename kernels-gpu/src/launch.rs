@@ -19,6 +19,13 @@ pub const ADD_DURING_LOAD: u32 = 2;
 /// (2048 per SM on Hopper) to keep the memory system busy, i.e. `2048 / block` blocks.
 pub const RESIDENT_THREADS_PER_SM: u32 = 2048;
 
+/// Vector loads each v8 thread issues before it uses any of them (8 in the experiment
+/// `--cfg reduce_exp_loads8`); the row kernels give a short row's lanes about this many each.
+#[cfg(not(reduce_exp_loads8))]
+pub const VECTORS_IN_FLIGHT: usize = 4;
+#[cfg(reduce_exp_loads8)]
+pub const VECTORS_IN_FLIGHT: usize = 8;
+
 /// Elements per 16-byte vector load in v8 for an element of `size` bytes.
 pub const fn elements_per_vector(size: usize) -> usize {
     16 / size

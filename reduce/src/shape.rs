@@ -140,16 +140,40 @@ impl ShapeKernel {
     }
 }
 
-/// Rows of at most this many bytes go to a warp each: a warp's 32 lanes then load at most 8
-/// vectors each, and a block holds 8 rows.
-pub const WARP_ROW_BYTES: usize = 4096;
+/// Rows of at most this many bytes go to a warp (or a group of its lanes) each; longer rows
+/// get a block or more. On the H100 a warp per row still beats a block per row at 16 KiB
+/// (4096 `f32`: 2.94 against 2.53 TB/s) and loses at 32 KiB (2.94 against 3.06 TB/s).
+pub const WARP_ROW_BYTES: usize = 16 * 1024;
+
+/// Bands of a column reduction are at least this many rows long, so that writing and reading
+/// back one partial per column and band stays under 2 % of the input's traffic.
+pub const MIN_BAND_ROWS: usize = 64;
+
+/// Lanes that share one row of `row_bytes` bytes in `rows_warp`: a power of two from 1 to 32,
+/// so that each lane has about one group of vector loads (`VECTORS_IN_FLIGHT`) to issue.
+///
+/// ```
+/// use reduce_rs::shape::lanes_per_row;
+/// assert_eq!(lanes_per_row(128 * 4), 8); // 128 f32: 8 lanes of 4 vectors, 4 rows per warp
+/// assert_eq!(lanes_per_row(4096 * 4), 32); // a whole warp
+/// assert_eq!(lanes_per_row(12), 1);
+/// ```
+pub fn lanes_per_row(row_bytes: usize) -> usize {
+    let vectors = row_bytes.div_ceil(16);
+    vectors
+        .div_ceil(kernels_gpu::launch::VECTORS_IN_FLIGHT)
+        .max(1)
+        .next_power_of_two()
+        .min(WARP_SIZE as usize)
+}
 
 /// One launch of a shape kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShapePlan {
     pub kernel: ShapeKernel,
     pub launch: LaunchShape,
-    /// Blocks per row (`RowsSplit`) or bands of rows (`Columns`); 1 otherwise.
+    /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`);
+    /// 1 for `RowsBlock`.
     pub split: usize,
     /// Accumulators of scratch the launch needs, and ticket counters.
     pub partials: usize,
@@ -216,31 +240,41 @@ fn plan_with(
             counters,
         }
     };
+    // Groups of `lanes_per_row` lanes, `32 / lanes_per_row` rows per warp at a time; a grid of
+    // at most four waves, whose warps then take the next rows.
+    let rows_warp = |rows: usize, row_bytes: usize| {
+        let kernel = ShapeKernel::RowsWarp;
+        let lanes = lanes_per_row(row_bytes);
+        let rows_per_block =
+            (kernel.block() as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
+        let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
+        plan(kernel, grid, lanes, 0, 0)
+    };
     match *shape {
         Shape::Columns { rows, cols } => {
             let kernel = ShapeKernel::Columns;
-            let block = kernel.block() as usize;
-            let tiles = cols.div_ceil(block).max(1);
-            // Enough bands to fill the GPU, each at least 32 rows long.
+            let tile =
+                kernel.block() as usize * kernels_gpu::launch::elements_per_vector(sizes.element);
+            let tiles = cols.div_ceil(tile).max(1);
+            // Enough bands to fill the GPU, each at least `MIN_BAND_ROWS` long.
             let wanted = (resident(kernel) as usize).div_ceil(tiles);
-            let split = wanted.min(rows.div_ceil(32)).max(1);
+            let split = wanted.min(rows / MIN_BAND_ROWS).max(1);
             plan(kernel, (tiles * split) as u64, split, split * cols, tiles)
         }
         Shape::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
-            let choice = forced.unwrap_or(if row_bytes <= WARP_ROW_BYTES {
-                ShapeKernel::RowsWarp
-            } else if rows >= resident_blocks {
-                ShapeKernel::RowsBlock
-            } else {
+            // Fewer rows than the GPU holds blocks: cut them over several blocks each (short
+            // rows get one block, which still beats one warp). Otherwise by row length.
+            let choice = forced.unwrap_or(if rows < resident_blocks {
                 ShapeKernel::RowsSplit
+            } else if row_bytes <= WARP_ROW_BYTES {
+                ShapeKernel::RowsWarp
+            } else {
+                ShapeKernel::RowsBlock
             });
             if choice == ShapeKernel::RowsWarp {
-                let kernel = ShapeKernel::RowsWarp;
-                let rows_per_block = (kernel.block() / WARP_SIZE) as usize;
-                let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
-                plan(kernel, grid, 1, 0, 0)
+                rows_warp(rows, row_bytes)
             } else {
                 if choice == ShapeKernel::RowsBlock {
                     plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0)
@@ -267,11 +301,7 @@ fn plan_with(
                 None => average_bytes <= WARP_ROW_BYTES,
             };
             if warp {
-                let kernel = ShapeKernel::RowsWarp;
-                let rows_per_block = (kernel.block() / WARP_SIZE) as usize;
-                let grid =
-                    (results.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
-                plan(kernel, grid, 1, 0, 0)
+                rows_warp(results, average_bytes)
             } else {
                 plan(ShapeKernel::RowsBlock, results as u64, 1, 0, 0)
             }
@@ -294,7 +324,13 @@ mod tests {
     #[test]
     fn chooses_the_kernel_by_shape() {
         let short = plan_shape(&Shape::rows(65536, 512), F32, h100);
-        assert_eq!(short.kernel, ShapeKernel::RowsWarp);
+        assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 32));
+        let tiny = plan_shape(&Shape::rows(1 << 21, 32), F32, h100);
+        assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 2));
+        let few_short = plan_shape(&Shape::rows(64, 512), F32, h100);
+        assert_eq!(few_short.kernel, ShapeKernel::RowsSplit);
+        let up_to_16k = plan_shape(&Shape::rows(32768, 4096), F32, h100);
+        assert_eq!(up_to_16k.kernel, ShapeKernel::RowsWarp);
         let many_long = plan_shape(&Shape::rows(8192, 8192), F32, h100);
         assert_eq!(
             (many_long.kernel, many_long.launch.grid),
@@ -306,7 +342,8 @@ mod tests {
         assert_eq!(few_long.counters, 16);
         let columns = plan_shape(&Shape::columns(8192, 8192), F32, h100);
         assert_eq!(columns.kernel, ShapeKernel::Columns);
-        assert_eq!(columns.counters, 32);
+        // Tiles of 256 threads × 4 columns (one f32 vector each).
+        assert_eq!(columns.counters, 8);
         assert!(columns.split > 1 && columns.partials == columns.split * 8192);
         let offsets = [0, 10, 10, 500];
         assert_eq!(

@@ -1,22 +1,32 @@
-//! # Rows, a warp each: short rows
+//! # Rows, a warp or a part of one each: short rows
 //!
-//! Reduces every row (segment) of the input to one result, for rows short enough that one warp
-//! reads a whole row with a few loads per lane. Each warp of the block takes one row at a time;
-//! its 32 lanes walk the row with v8's vectorised loop (16-byte loads, head and tail scalars
-//! where the row does not start on a 16-byte boundary) and combine with shuffles, with no
-//! shared memory and no barrier. Lane 0 writes the row's result.
+//! Reduces every row (segment) of the input to one result, for rows short enough that a few
+//! lanes read a whole row with a handful of loads each. The warp is cut into groups of
+//! `lanes_per_row` lanes (a power of two, 1 … 32, chosen by the host from the row length so
+//! that every lane has about one group of vector loads to issue); each group takes one row at
+//! a time. The lanes of a group walk their row with v8's vectorised loop (16-byte loads, head
+//! and tail scalars where the row does not start on a 16-byte boundary) and combine with
+//! shuffles, with no shared memory and no barrier. The group's first lane writes the row's
+//! result.
+//!
+//! Why groups: a warp that took a whole 128-element row would give each lane one vector — one
+//! load in flight, then five shuffle steps and a store for 512 bytes. Eight lanes per row give
+//! each lane four vectors in flight and let the warp work on four rows at once.
 //!
 //! ```text
-//! block b, warp w:   rows r = b*WARPS + w, then r + gridDim*WARPS, …
-//! lane l of the warp: vectors l, l+32, l+64, … of row r  →  shuffles  →  output[r]
+//! lanes_per_row = 8:   warp w = | group 0 | group 1 | group 2 | group 3 |   (8 lanes each)
+//!                               row r      row r+1   row r+2   row r+3
+//! lane l of a group:   vectors l, l+8, l+16, … of its row  →  shuffles over 8 lanes  →  output
+//! next rows:           r + (warps in the grid)·4, …
 //! ```
 //!
 //! # Thread Mapping
-//! Warp `w` of block `b` reduces rows `b·W + w + k·gridDim·W` (W = warps per block).
+//! Group `g` (of `G = 32 / lanes_per_row`) of warp `w` of block `b` reduces rows
+//! `(b·W + w)·G + g + k·gridDim·W·G` (W = warps per block).
 //!
 //! # Output contract
 //! `output[r]` = the finished result of row `r` (the operator's `EMPTY` for an empty row).
-//! No scratch memory.
+//! The launch's `split` is `lanes_per_row` (0 counts as 32). No scratch memory.
 
 use crate::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, grid_dim_x, require_block_dim, thread_idx_x};
 use crate::element::Element;
@@ -28,24 +38,45 @@ use crate::versions::reduce_v8_single_pass::thread_reduce_vectorized;
 pub fn reduce_rows_warp<T: Element, R: Reduction<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
     rows: Segments,
-    _split: usize,
+    lanes_per_row: usize,
     _scratch: Scratch<R::Acc>,
     output: GlobalSliceMut<R::Out>,
 ) {
     require_block_dim::<BLOCK>();
-    let warps = (BLOCK / WARP_SIZE) as usize;
-    let (warp, lane) = ((thread_idx_x() / WARP_SIZE) as usize, thread_idx_x() % WARP_SIZE);
-    let mut row = block_idx_x() as usize * warps + warp;
-    let stride = grid_dim_x() as usize * warps;
-    while row < rows.count() {
-        let (start, end) = rows.bounds(row);
-        let values = input.sub(start, end - start);
-        let acc = thread_reduce_vectorized::<T, R>(&values, 0, lane as usize, WARP_SIZE as usize);
-        let total = warp_reduce_shuffle::<T, R>(acc, WARP_SIZE);
-        if lane == 0 {
-            let result = if values.is_empty() { R::EMPTY } else { R::finish(total, values.len()) };
+    // A power of two that divides the warp (the host sends one; anything else is rounded
+    // down, so that groups never straddle a shuffle segment).
+    let lanes_per_row = match lanes_per_row {
+        0 => WARP_SIZE,
+        n => 1 << (n.min(WARP_SIZE as usize).ilog2()),
+    };
+    let groups = WARP_SIZE / lanes_per_row;
+    let warps = BLOCK / WARP_SIZE;
+    let (warp, lane) = (thread_idx_x() / WARP_SIZE, thread_idx_x() % WARP_SIZE);
+    let (group, lane_in_group) = (lane / lanes_per_row, lane % lanes_per_row);
+    // The warp's first row, and how far the warps of the grid move on together. The loop
+    // runs while the warp has any row left, so every lane reaches every shuffle.
+    let mut first = ((block_idx_x() * warps + warp) * groups) as usize;
+    let stride = (grid_dim_x() * warps * groups) as usize;
+    while first < rows.count() {
+        let row = first + group as usize;
+        let (acc, len) = if row < rows.count() {
+            let (start, end) = rows.bounds(row);
+            let values = input.sub(start, end - start);
+            let acc = thread_reduce_vectorized::<T, R>(
+                &values,
+                0,
+                lane_in_group as usize,
+                lanes_per_row as usize,
+            );
+            (acc, values.len())
+        } else {
+            (R::IDENTITY, 0)
+        };
+        let total = warp_reduce_shuffle::<T, R>(acc, lanes_per_row);
+        if lane_in_group == 0 && row < rows.count() {
+            let result = if len == 0 { R::EMPTY } else { R::finish(total, len) };
             output.store(row, result);
         }
-        row += stride;
+        first += stride;
     }
 }

@@ -52,16 +52,11 @@ use crate::device::{
     sync_threads, thread_fence, thread_idx_x,
 };
 use crate::element::{Element, Vector16};
+use crate::launch::VECTORS_IN_FLIGHT;
 use crate::ops::{Reduction, fold};
 use crate::params::Scratch;
 use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 
-/// Vector loads each thread issues before combining them (8 in the experiment
-/// `--cfg reduce_exp_loads8`).
-#[cfg(not(reduce_exp_loads8))]
-const VECTORS_IN_FLIGHT: usize = 4;
-#[cfg(reduce_exp_loads8)]
-const VECTORS_IN_FLIGHT: usize = 8;
 
 /// Partials each thread of the last block loads at once.
 const PARTIALS_IN_FLIGHT: usize = 8;
@@ -106,12 +101,18 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
         running = R::accumulate(running, value);
         vector += threads;
     }
-    if thread < head {
-        running = R::accumulate(running, R::lift(input.load(thread), base + thread));
-    }
-    if tail_start + thread < input.len() {
-        let index = tail_start + thread;
+    // Head and tail hold fewer elements than a vector: one each for the first threads, or
+    // several for a thread when fewer threads than that share the input (a row kernel's few
+    // lanes per short row).
+    let mut index = thread;
+    while index < head {
         running = R::accumulate(running, R::lift(input.load(index), base + index));
+        index += threads;
+    }
+    let mut index = tail_start + thread;
+    while index < input.len() {
+        running = R::accumulate(running, R::lift(input.load(index), base + index));
+        index += threads;
     }
     R::settle(running)
 }
