@@ -46,13 +46,21 @@ pub trait Element:
 /// An element type, named at run time (command lines, `.npy` headers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
+    /// `i32`.
     I32,
+    /// `u32`.
     U32,
+    /// `i64`.
     I64,
+    /// `u64`.
     U64,
+    /// [`half::f16`].
     F16,
+    /// [`half::bf16`].
     Bf16,
 }
 

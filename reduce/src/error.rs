@@ -15,7 +15,9 @@ pub enum Error {
     /// A CUDA driver call failed.
     #[error("{what}: {source}")]
     Driver {
+        /// What the library was doing.
         what: String,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
@@ -25,7 +27,9 @@ pub enum Error {
         "kernel `{kernel}` failed on the GPU: {source} (the kernels trap on an out-of-bounds access or a wrong launch shape; run the same reduction on the simulator to see where)"
     )]
     KernelFailed {
+        /// The kernel's entry point (`reduce_v8_f32_sum`).
         kernel: String,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
@@ -37,27 +41,43 @@ pub enum Error {
     /// A kernel broke a contract that spans launches (found by the simulator, which checks what
     /// a kernel leaves behind for the next launch).
     #[error("kernel `{kernel}` broke its launch contract: {what}")]
-    Contract { kernel: String, what: String },
+    Contract {
+        /// The kernel's entry point.
+        kernel: String,
+        /// What it left wrong.
+        what: String,
+    },
 
     /// The version has no kernel for this element type and operation.
     #[error(
         "{version} has no {op} kernel for {dtype} (v0–v7 reduce f32, f64, i32 and u32 with sum, min and max; v8 has every type and operation)"
     )]
     Unsupported {
+        /// The version's name (`v5`).
         version: &'static str,
+        /// The element type asked for.
         dtype: DType,
+        /// The operation asked for.
         op: OpKind,
     },
 
     /// No version has this name.
     #[error("unknown version `{given}`; valid: {valid}")]
-    UnknownVersion { given: String, valid: String },
+    UnknownVersion {
+        /// The name given.
+        given: String,
+        /// The names there are, as one list.
+        valid: String,
+    },
 
     /// The block size is not one the kernels are built for.
     #[error("block size {block} is not supported by {version}; use one of {valid:?}")]
     BlockSize {
+        /// The version's name.
         version: &'static str,
+        /// The block size asked for.
         block: u32,
+        /// The block sizes the version is built for.
         valid: Vec<u32>,
     },
 
@@ -65,13 +85,23 @@ pub enum Error {
     #[error(
         "{len} elements need {grid} blocks of {block} threads; CUDA allows at most 2^31 - 1: use a larger block size"
     )]
-    GridTooLarge { len: usize, block: u32, grid: u64 },
+    GridTooLarge {
+        /// The input's length, in elements.
+        len: usize,
+        /// Threads per block.
+        block: u32,
+        /// The blocks the input would need.
+        grid: u64,
+    },
 
     /// An operation with no value for an empty input was asked to write one to the device.
     #[error(
         "the input is empty: {op} has no value to write to the device (the host methods return None)"
     )]
-    Empty { op: OpKind },
+    Empty {
+        /// The operation.
+        op: OpKind,
+    },
 
     /// A device input or output that the simulator cannot read, or that lives on another GPU.
     #[error("{0}")]
@@ -79,7 +109,12 @@ pub enum Error {
 
     /// A device output buffer too small for the results.
     #[error("the output holds {len} values but the reduction writes {needed}")]
-    OutputTooSmall { len: usize, needed: usize },
+    OutputTooSmall {
+        /// The output's length, in values.
+        len: usize,
+        /// The values the reduction writes.
+        needed: usize,
+    },
 
     /// The shape of a row, column or segment reduction does not fit the input.
     #[error("{0}")]
@@ -92,8 +127,11 @@ pub enum Error {
     /// More memory than the GPU has free.
     #[error("{what} needs {needed_mib} MiB of GPU memory but {free_mib} MiB are free")]
     OutOfMemory {
+        /// What needed the memory.
         what: String,
+        /// How much it needed, in MiB.
         needed_mib: usize,
+        /// How much the GPU had free, in MiB.
         free_mib: usize,
     },
 }
@@ -101,12 +139,21 @@ pub enum Error {
 /// Why there is no GPU to run on.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum GpuUnavailable {
+    /// `libcuda.so` could not be loaded: no NVIDIA driver.
     #[error("no CUDA driver on this machine (libcuda.so could not be loaded)")]
     NoDriver,
+    /// The driver is there but sees no GPU.
     #[error("the CUDA driver found no GPU")]
     NoDevice,
+    /// The GPU asked for is not one of the driver's.
     #[error("the CUDA driver has no GPU {ordinal} (it has {count})")]
-    NoSuchDevice { ordinal: usize, count: usize },
+    NoSuchDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many GPUs the driver has.
+        count: usize,
+    },
+    /// The driver failed to initialise.
     #[error("the CUDA driver failed to start: {0}")]
     Driver(DriverError),
 }

@@ -52,7 +52,10 @@ pub trait Operation<T: Element>: kernel::Reduction<T::Kernel> + sealed::Sealed {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Arg<T> {
+    /// The element's index in the input (in its row, column or segment for
+    /// [`Reducer::reduce_each`](crate::Reducer::reduce_each)).
     pub index: u64,
+    /// The element's value.
     pub value: T,
 }
 
@@ -64,11 +67,17 @@ unsafe impl<T: ValidAsZeroBits> ValidAsZeroBits for Arg<T> {}
 /// An operation, named at run time (command lines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpKind {
+    /// [`Sum`].
     Sum,
+    /// [`Min`].
     Min,
+    /// [`Max`].
     Max,
+    /// [`ArgMin`].
     ArgMin,
+    /// [`ArgMax`].
     ArgMax,
+    /// [`Mean`].
     Mean,
 }
 

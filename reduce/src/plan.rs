@@ -9,15 +9,20 @@ use kernels_gpu::registry::{BlockParam, Grid, Output, Shared};
 /// The shape of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchShape {
+    /// Blocks (`gridDim.x`).
     pub grid: u32,
+    /// Threads per block (`blockDim.x`).
     pub block: u32,
+    /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: usize,
 }
 
 /// One launch of a reduction: how many elements it reads and its shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
+    /// The elements it reads.
     pub len: usize,
+    /// Its launch shape.
     pub shape: LaunchShape,
 }
 
@@ -27,7 +32,10 @@ pub const MAX_GRID: u64 = (1 << 31) - 1;
 /// The sizes a launch depends on: the element's and the accumulator's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sizes {
+    /// Bytes per element.
     pub element: usize,
+    /// Bytes per accumulator (the kernel's running value; an argmin's or argmax's carries the
+    /// index with it).
     pub accumulator: usize,
 }
 

@@ -20,10 +20,20 @@ use kernels_gpu::launch::WARP_SIZE;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape<'a> {
     /// Every row of a `rows × cols` row-major matrix: `rows` results.
-    Rows { rows: usize, cols: usize },
+    Rows {
+        /// Rows of the matrix.
+        rows: usize,
+        /// Columns of the matrix (elements per row).
+        cols: usize,
+    },
     /// Every column of a `rows × cols` row-major matrix: `cols` results (the arg operations
     /// return the row).
-    Columns { rows: usize, cols: usize },
+    Columns {
+        /// Rows of the matrix (elements per column).
+        rows: usize,
+        /// Columns of the matrix.
+        cols: usize,
+    },
     /// Segment `i` is `offsets[i]..offsets[i + 1]` (CSR style, ascending, possibly empty):
     /// `offsets.len() - 1` results.
     Segments(&'a [usize]),
@@ -114,9 +124,13 @@ impl<'a> Shape<'a> {
 /// The kernels that reduce shapes (`kernels_gpu::shapes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShapeKernel {
+    /// A warp per row: short rows and segments.
     RowsWarp,
+    /// A block per row: long rows, enough of them to fill the GPU.
     RowsBlock,
+    /// Several blocks per row, the last to finish combining them: a few long rows.
     RowsSplit,
+    /// A thread per column, tall matrices cut into bands of rows.
     Columns,
 }
 
@@ -170,13 +184,16 @@ pub fn lanes_per_row(row_bytes: usize) -> usize {
 /// One launch of a shape kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShapePlan {
+    /// The kernel that runs.
     pub kernel: ShapeKernel,
+    /// Its launch shape.
     pub launch: LaunchShape,
     /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`);
     /// 1 for `RowsBlock`.
     pub split: usize,
     /// Accumulators of scratch the launch needs, and ticket counters.
     pub partials: usize,
+    /// Ticket counters (`u32`): one per row (`RowsSplit`) or tile of columns (`Columns`).
     pub counters: usize,
 }
 

@@ -28,7 +28,9 @@ const POISON: u8 = 0x5a;
 /// What the simulated launches of the last reduction did.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SimReport {
+    /// What the launches did, added up (threads, barriers, memory accesses, …).
     pub stats: LaunchStats,
+    /// How many kernel launches the reduction took.
     pub launches: usize,
     /// CPU time, not GPU time.
     pub wall_time: Duration,

@@ -63,40 +63,63 @@ impl Region {
 /// `global_accesses` includes the atomics.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LaunchStats {
+    /// Blocks run.
     pub blocks: u64,
+    /// Threads run, in every block.
     pub threads: u64,
+    /// Block barriers (`sync_threads`) released.
     pub barriers: u64,
+    /// Warp synchronisations (`sync_warp`) completed.
     pub warp_syncs: u64,
+    /// Warp shuffles completed.
     pub shuffles: u64,
+    /// Shared-memory loads and stores, per thread.
     pub shared_accesses: u64,
+    /// Global-memory loads, stores and atomics, per thread.
     pub global_accesses: u64,
 }
 
 /// A bug the simulator found. `Display` gives a complete, one-paragraph report.
 #[derive(Clone, Debug)]
 pub struct SimError {
+    /// What kind of bug.
     pub kind: ErrorKind,
+    /// The report: the kernel, the block, the threads and the source lines involved.
     pub message: String,
 }
 
+/// The kinds of bug the simulator reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
+    /// Two threads of a block access the same shared-memory word, at least one of them writing,
+    /// with no barrier between them.
     SharedRace,
+    /// A block accesses global memory another block wrote (or reads what another block then
+    /// writes) with no fence-and-atomic-counter ordering between them.
     GlobalRace,
     /// An access outside the memory the launch gives the kernel for it: outside the block's
     /// shared memory or every region, or of a kind its region does not allow (a write to a
     /// `ReadOnly` region, a plain access to an `Atomic` one, an atomic elsewhere).
     OutOfBounds,
+    /// A read of shared memory that no thread of the block has written.
     UninitializedSharedRead,
+    /// A thread exited while others of its block wait at a barrier.
     BarrierNotReached,
+    /// Threads of a block wait at different barriers.
     DivergentBarrier,
     /// A warp operation whose mask leaves out the caller, whose lanes disagree on the mask, or
     /// (shuffles) whose width is not a power of two up to 32.
     InvalidWarpMask,
+    /// A shuffle reads a lane that is not in the mask, does not exist or has exited.
     InactiveShuffleSource,
+    /// Threads wait for one another at operations that can never complete.
     Deadlock,
+    /// The kernel stopped itself with [`fault`](crate::fault) (a check of its own).
     Fault,
+    /// The kernel panicked.
     Panic,
+    /// The launch cannot run: its shape, shared memory or regions are wrong (or the threads'
+    /// stacks could not be allocated).
     InvalidLaunch,
 }
 
