@@ -39,11 +39,17 @@ pub fn probe() -> Result<usize, GpuUnavailable> {
 /// What the library knows of its GPU.
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
+    /// The GPU's name.
     pub name: String,
+    /// Its CUDA ordinal.
     pub ordinal: usize,
+    /// Its streaming multiprocessors.
     pub multiprocessors: u32,
+    /// Its compute capability, (major, minor).
     pub compute_capability: (u32, u32),
+    /// The most shared memory a block may have, in bytes.
     pub max_shared_per_block: usize,
+    /// Its memory, in bytes.
     pub total_memory: usize,
 }
 

@@ -53,14 +53,22 @@ enum Backend {
 pub enum BackendInfo {
     /// A GPU: its name, multiprocessors, architecture (`sm_90`) and where its kernels came from.
     Gpu {
+        /// The GPU's name.
         name: String,
+        /// Its CUDA ordinal.
         ordinal: usize,
+        /// Its streaming multiprocessors.
         multiprocessors: u32,
+        /// Its architecture (`sm_90`).
         arch: String,
+        /// Where the kernels came from (the PTX embedded in the library, or a file).
         kernels: String,
     },
     /// The CPU simulator, with its thread schedule.
-    Simulator { schedule: Schedule },
+    Simulator {
+        /// The order the simulated threads run in.
+        schedule: Schedule,
+    },
 }
 
 /// Whether this machine has a CUDA driver and a GPU, and how many GPUs.
