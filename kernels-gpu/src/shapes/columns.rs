@@ -1,41 +1,44 @@
 //! # Columns: one result per column of a row-major matrix
 //!
-//! Reduces every column of a `rows × cols` row-major matrix. Each thread owns a few
+//! Reduces every column of a `rows × cols` row-major matrix. Each thread owns a *group* of
 //! neighbouring columns — as many as one 16-byte vector holds (4 `f32`, 8 `bf16`, 2 `f64`) —
-//! and walks down them, loading one vector per row, several rows in flight: a warp reads 512
-//! consecutive bytes of a row per load and a block 4 KiB, long runs the memory serves well,
-//! and every lane of a vector is added into its own column's running value. No block
-//! reduction is needed: every thread owns its columns.
+//! and walks down them, one vector per row, several rows in flight; every lane of a vector
+//! goes into its own column's running value. A warp then reads 512 consecutive bytes of a row
+//! per load: long runs the memory serves well.
 //!
-//! Tall matrices are cut into `split` bands of rows, one block each per tile of columns; the
-//! bands of a tile meet as v8's blocks meet: partials, fence, a ticket per tile, and the tile's
-//! last block adds the bands up.
+//! A block covers a *tile* of up to `BLOCK` groups. A matrix narrower than that gives each row
+//! fewer threads and the block several rows at a time (`rows_per_step`); those rows' values
+//! meet in shared memory at the end. Tall matrices are cut into `split` bands of rows, one block
+//! each per tile; the bands of a tile meet as v8's blocks meet: partials, fence, a ticket per
+//! tile, and the tile's last block adds the bands up, again spread over all its threads.
 //!
 //! When the rows do not start on 16-byte boundaries (a column count that is no multiple of a
-//! vector's lanes, or an input that starts mid-vector), the same tile is read with scalar
-//! loads instead: thread `t` then owns columns `t, t + BLOCK, …` of the tile, still whole
-//! 128-byte lines per warp.
+//! vector's lanes, or an input that starts mid-vector), a thread reads its group's columns with
+//! scalar loads instead, with the same tiles.
 //!
 //! ```text
-//! tile t = columns [t·W, (t+1)·W), W = BLOCK·L (L lanes per vector);  band k = rows of band k
-//! block (t, k), thread c:  vector of columns t·W + c·L … + L-1 in every row of band k
-//!                          → partials[k·cols + column], L of them
-//!                          barrier; thread 0: fence, ticket = retired[t]++
-//! last block of tile t:    each column's partials over the bands  →  output[column]
+//! 4096 f32 columns = 1024 groups: tile = 256 groups (1024 columns), one row per step
+//!   block (tile t, band k), thread c: group t·256 + c of rows band k  →  partials[k][columns]
+//! 64 f32 columns = 16 groups: tile = 16 groups, 16 rows per step
+//!   thread c: group c % 16 of rows r0 + c / 16, r0 + c / 16 + 16, …  →  shared memory
+//!   →  the 16 row offsets added in order  →  partials[k][columns]
+//! last block of tile t: bands of each column, spread over the block's threads  →  output
 //! ```
 //!
 //! # Thread Mapping
-//! Block `b` is band `b % split` of tile `b / split`. Vector path: thread `c` owns columns
-//! `tile·W + c·L + k`, k < L. Scalar path and the final sum over bands: thread `c` owns columns
-//! `tile·W + k·BLOCK + c`, k < L.
+//! Block `b` is band `b % split` of tile `b / split`. Thread `c` owns group
+//! `tile · groups_per_tile + c % groups_per_tile` (columns `group · L … group · L + L - 1`) and
+//! starts at row offset `c / groups_per_tile` of its band, stepping `rows_per_step` rows; in
+//! the tile's last block it adds up bands `c / groups_per_tile`, `+ rows_per_step`, … of the
+//! same group.
 //!
 //! # Output contract
 //! `output[c]` = the finished result of column `c` over all rows (`EMPTY` when there are no
 //! rows); the arg operators' index is the row. Scratch: `partials` holds `split·cols`
-//! accumulators, `retired` one counter per tile (`ceil(cols / W)`), 0 before the launch and set
-//! back to 0.
+//! accumulators, `retired` one counter per tile, 0 before the launch and set back to 0. Shared
+//! memory: [`shared_accumulators`] accumulators and the ticket.
 
-use crate::device::{GlobalSlice, GlobalSliceMut, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x};
+use crate::device::{GlobalSlice, GlobalSliceMut, SharedArray, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x};
 use crate::element::{Element, Vector16};
 use crate::launch::elements_per_vector;
 use crate::ops::Reduction;
@@ -48,6 +51,27 @@ const LOADS_IN_FLIGHT: usize = 8;
 /// running values, of which the first `L` are used (the rest are never touched, and vanish).
 const MAX_LANES: usize = 8;
 
+/// Groups of columns (one vector's worth each) a block of `block` threads covers for a matrix
+/// of `cols` columns of `element`-byte elements: all of them up to `block`, rounded up to a
+/// power of two so that the rows a block walks at once (`block / groups`) are a whole number.
+/// The host plans the tiles with the same function.
+#[inline(always)]
+pub const fn groups_per_tile(cols: usize, element: usize, block: u32) -> usize {
+    let groups = cols.div_ceil(elements_per_vector(element)).next_power_of_two();
+    if groups < block as usize { groups } else { block as usize }
+}
+
+/// Accumulators of shared memory a block of `block` threads needs (one per thread and lane),
+/// when the tile has more than one row per step; none otherwise.
+#[inline(always)]
+pub const fn shared_accumulators(cols: usize, element: usize, block: u32) -> usize {
+    if groups_per_tile(cols, element, block) < block as usize {
+        block as usize * elements_per_vector(element)
+    } else {
+        0
+    }
+}
+
 pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
     cols: usize,
@@ -58,53 +82,70 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
 ) {
     require_block_dim::<BLOCK>();
     let lanes = elements_per_vector(size_of::<T>());
+    // Never 0 (a power of two); `max` tells the compiler so, with no division check.
+    let groups = groups_per_tile(cols, size_of::<T>(), BLOCK).max(1);
+    let rows_per_step = BLOCK as usize / groups;
     let tid = thread_idx_x() as usize;
-    let ticket = shared_array![u32; 1];
+    let shared = shared_array![R::Acc; shared_accumulators(cols, size_of::<T>(), BLOCK).max(1)];
+    let ticket = shared_array![u32; 1; after shared];
     // At least one piece (the host never passes 0; the kernel must not divide by it either).
     let split = split.max(1);
     let (tile, band) = (block_idx_x() as usize / split, block_idx_x() as usize % split);
-    let tile_start = tile * BLOCK as usize * lanes;
-    let (first_row, end_row) = (band * rows / split, (band + 1) * rows / split);
+    let group = tile * groups + tid % groups;
+    let first_column = group * lanes;
+    let row_offset = tid / groups;
+    let (band_start, band_end) = (band * rows / split, (band + 1) * rows / split);
 
+    // This thread's rows of the band: its columns' running values.
+    let mut running = [R::START; MAX_LANES];
     let (head, vectors, _) = input.split_vectors();
-    if head == 0 && cols % lanes == 0 {
-        // Every row starts on a 16-byte boundary: one vector of `lanes` columns per row.
-        let first_column = tile_start + tid * lanes;
-        if first_column < cols {
-            let per_row = cols / lanes;
-            let column_vector = first_column / lanes;
-            let mut running = [R::START; MAX_LANES];
-            let mut row = first_row;
-            while row + LOADS_IN_FLIGHT <= end_row {
-                let loaded = vectors.load_strided::<LOADS_IN_FLIGHT>(row * per_row + column_vector, per_row);
+    let mut row = band_start + row_offset;
+    let step = rows_per_step;
+    if head == 0 && cols.is_multiple_of(lanes) {
+        // Every row starts on a 16-byte boundary: one vector of the group per row.
+        let per_row = cols / lanes;
+        if group < per_row {
+            while row + (LOADS_IN_FLIGHT - 1) * step < band_end {
+                let loaded = vectors.load_strided::<LOADS_IN_FLIGHT>(row * per_row + group, step * per_row);
                 T::Vector16::for_lanes(|k| {
                     // A constant trip count: unrolled, every value in a register.
-                    let mut group = R::IDENTITY;
+                    let mut acc = R::IDENTITY;
                     let mut j = 0;
                     while j < LOADS_IN_FLIGHT {
-                        group = R::combine(group, R::lift(loaded[j].lanes()[k], row + j));
+                        acc = R::combine(acc, R::lift(loaded[j].lanes()[k], row + j * step));
                         j += 1;
                     }
-                    running[k] = R::accumulate(running[k], group);
+                    running[k] = R::accumulate(running[k], acc);
                 });
-                row += LOADS_IN_FLIGHT;
+                row += LOADS_IN_FLIGHT * step;
             }
-            while row < end_row {
-                let vector = vectors.load(row * per_row + column_vector);
+            while row < band_end {
+                let vector = vectors.load(row * per_row + group);
                 T::Vector16::for_lanes(|k| running[k] = R::accumulate(running[k], R::lift(vector.lanes()[k], row)));
-                row += 1;
+                row += step;
             }
-            T::Vector16::for_lanes(|k| scratch.partials.store(band * cols + first_column + k, R::settle(running[k])));
         }
     } else {
-        // Scalar loads, `lanes` columns one after the other, `BLOCK` apart.
-        for k in 0..lanes {
-            let column = tile_start + k * BLOCK as usize + tid;
+        // Scalar loads of the group's columns that exist.
+        T::Vector16::for_lanes(|k| {
+            let column = first_column + k;
             if column < cols {
-                let settled = R::settle(walk_column::<T, R>(&input, cols, column, first_row, end_row));
-                scratch.partials.store(band * cols + column, settled);
+                running[k] = walk_column::<T, R>(&input, cols, column, row, band_end, step);
             }
-        }
+        });
+    }
+
+    // The block's rows meet: one accumulator per column of the tile.
+    let mut settled = [R::IDENTITY; MAX_LANES];
+    T::Vector16::for_lanes(|k| settled[k] = R::settle(running[k]));
+    let settled = gather_rows::<T, R>(settled, tid, groups, rows_per_step, &shared);
+    if row_offset == 0 {
+        T::Vector16::for_lanes(|k| {
+            let column = first_column + k;
+            if column < cols {
+                scratch.partials.store(band * cols + column, settled[k]);
+            }
+        });
     }
     sync_threads();
     let retired = scratch.retired.at(tile);
@@ -119,49 +160,110 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
         return;
     }
 
-    // The tile's last band: every band's partials were fenced before its ticket.
+    // The tile's last band: every band's partials were fenced before its ticket. Thread `c`
+    // adds bands `row_offset`, `+ rows_per_step`, … of its group's columns, all of its loads
+    // for eight bands in flight at once; the row offsets then meet as above.
     thread_fence();
-    for k in 0..lanes {
-        let column = tile_start + k * BLOCK as usize + tid;
-        if column < cols {
-            let mut acc = R::IDENTITY;
-            for band in 0..split {
-                acc = R::combine(acc, scratch.partials.load(band * cols + column));
+    let mut acc = [R::IDENTITY; MAX_LANES];
+    let mut band = row_offset;
+    while band + (LOADS_IN_FLIGHT - 1) * step < split {
+        T::Vector16::for_lanes(|k| {
+            let column = first_column + k;
+            if column < cols {
+                let loaded = scratch.partials.load_strided::<LOADS_IN_FLIGHT>(band * cols + column, step * cols);
+                let mut j = 0;
+                while j < LOADS_IN_FLIGHT {
+                    acc[k] = R::combine(acc[k], loaded[j]);
+                    j += 1;
+                }
             }
-            output.store(column, if rows == 0 { R::EMPTY } else { R::finish(acc, rows) });
-        }
+        });
+        band += LOADS_IN_FLIGHT * step;
+    }
+    while band < split {
+        T::Vector16::for_lanes(|k| {
+            let column = first_column + k;
+            if column < cols {
+                acc[k] = R::combine(acc[k], scratch.partials.load(band * cols + column));
+            }
+        });
+        band += step;
+    }
+    let total = gather_rows::<T, R>(acc, tid, groups, rows_per_step, &shared);
+    if row_offset == 0 {
+        T::Vector16::for_lanes(|k| {
+            let column = first_column + k;
+            if column < cols {
+                output.store(column, if rows == 0 { R::EMPTY } else { R::finish(total[k], rows) });
+            }
+        });
     }
     if tid == 0 {
         retired.reset();
     }
 }
 
-/// Column `column` over rows `first_row..end_row`, `LOADS_IN_FLIGHT` rows at a time.
+/// The values of the block's `rows_per_step` row offsets combined in row order, per lane: valid
+/// in the threads of row offset 0. Every thread must call it (it has barriers).
+#[inline(always)]
+fn gather_rows<T: Element, R: Reduction<T>>(
+    values: [R::Acc; MAX_LANES],
+    tid: usize,
+    groups: usize,
+    rows_per_step: usize,
+    shared: &SharedArray<R::Acc>,
+) -> [R::Acc; MAX_LANES] {
+    if rows_per_step == 1 {
+        return values;
+    }
+    // Slot of (thread, lane): lanes of one thread apart by BLOCK, so a warp's stores of one
+    // lane are consecutive.
+    let block = groups * rows_per_step;
+    sync_threads();
+    T::Vector16::for_lanes(|k| shared.store(k * block + tid, values[k]));
+    sync_threads();
+    let mut combined = values;
+    if tid < groups {
+        T::Vector16::for_lanes(|k| {
+            let mut acc = values[k];
+            let mut offset = 1;
+            while offset < rows_per_step {
+                acc = R::combine(acc, shared.load(k * block + offset * groups + tid));
+                offset += 1;
+            }
+            combined[k] = acc;
+        });
+    }
+    combined
+}
+
+/// Column `column` over rows `row, row + step, …` below `end_row`, `LOADS_IN_FLIGHT` rows at a
+/// time.
 #[inline(always)]
 fn walk_column<T: Element, R: Reduction<T>>(
     input: &GlobalSlice<T>,
     cols: usize,
     column: usize,
-    first_row: usize,
+    mut row: usize,
     end_row: usize,
+    step: usize,
 ) -> R::Running {
     let mut running = R::START;
-    let mut row = first_row;
-    while row + LOADS_IN_FLIGHT <= end_row {
-        let loaded = input.load_strided::<LOADS_IN_FLIGHT>(row * cols + column, cols);
+    while row + (LOADS_IN_FLIGHT - 1) * step < end_row {
+        let loaded = input.load_strided::<LOADS_IN_FLIGHT>(row * cols + column, step * cols);
         // A constant trip count: unrolled, every value in a register.
         let mut group = R::IDENTITY;
         let mut k = 0;
         while k < LOADS_IN_FLIGHT {
-            group = R::combine(group, R::lift(loaded[k], row + k));
+            group = R::combine(group, R::lift(loaded[k], row + k * step));
             k += 1;
         }
         running = R::accumulate(running, group);
-        row += LOADS_IN_FLIGHT;
+        row += LOADS_IN_FLIGHT * step;
     }
     while row < end_row {
         running = R::accumulate(running, R::lift(input.load(row * cols + column), row));
-        row += 1;
+        row += step;
     }
     running
 }

@@ -125,6 +125,17 @@ struct Scratch {
     staging: Growing,
 }
 
+/// Where a segment kernel finds its offsets.
+#[derive(Clone, Copy, Debug)]
+pub enum SegmentOffsets<'a> {
+    /// Rows of equal length: no offsets.
+    None,
+    /// On the host: copied up (as `u64`) on the launch's stream before the launch.
+    Host(&'a [usize]),
+    /// Already on the device: `segments + 1` ascending `u64` offsets at this address.
+    Device(u64),
+}
+
 /// The GPU backend of a [`Reducer`](crate::Reducer).
 pub struct Gpu {
     ctx: Arc<CudaContext>,
@@ -317,8 +328,8 @@ impl Gpu {
     }
 
     /// Enqueues a shape kernel's launch (`plan`) over `input` (`len` elements), with `offsets`
-    /// (copied up) for segments, writing `results` results to `output`. `(segments,
-    /// segment_len)` are the kernel's `Params` fields of those names.
+    /// for segments, writing `results` results to `output`. `(segments, segment_len)` are the
+    /// kernel's `Params` fields of those names.
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue_shape(
         &self,
@@ -327,7 +338,7 @@ impl Gpu {
         plan: &crate::shape::ShapePlan,
         sizes: Sizes,
         (input, len): (u64, usize),
-        offsets: Option<&[usize]>,
+        offsets: SegmentOffsets<'_>,
         (segments, segment_len): (usize, usize),
         (output, results): (u64, usize),
     ) -> Result<()> {
@@ -342,7 +353,8 @@ impl Gpu {
             .at_least(&self.stream, plan.partials.max(1) * sizes.accumulator)?
             .ptr();
         let offsets_ptr = match offsets {
-            Some(offsets) => {
+            SegmentOffsets::Device(ptr) => ptr,
+            SegmentOffsets::Host(offsets) => {
                 let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
                 let bytes = crate::element::bytes_of(&wide);
                 let buffer = scratch.offsets.at_least(&self.stream, bytes.len())?;
@@ -352,7 +364,7 @@ impl Gpu {
                     .doing(|| "copying the segment offsets to the GPU".into())?;
                 buffer.ptr()
             }
-            None => 0,
+            SegmentOffsets::None => 0,
         };
         let pointers = Pointers {
             input,

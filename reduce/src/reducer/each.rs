@@ -3,6 +3,7 @@
 use super::{Backend, Reducer, check_context};
 use crate::element::{Element, bytes_of};
 use crate::error::{Error, Result};
+use crate::gpu::SegmentOffsets;
 use crate::input::{Input, Source};
 use crate::op::Operation;
 use crate::plan::{self, Sizes};
@@ -67,7 +68,10 @@ impl Reducer {
                     Sizes::of::<T, O>(),
                     bytes_of(slice),
                     slice.len(),
-                    offsets_of(&shape),
+                    match shape {
+                        Shape::Segments(offsets) => Some(offsets),
+                        _ => None,
+                    },
                     kernel_sizes(&shape),
                     results,
                     results * size_of::<O::Device>(),
@@ -155,8 +159,18 @@ impl Reducer {
 
     fn each_plan<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
         let sizes = Sizes::of::<T, O>();
+        // On the GPU, what the driver's occupancy calculator says of this very entry point (a
+        // kernel with many registers fits fewer blocks than the threads allow): a grid of one
+        // wave, not one and a bit.
         let resident = |kernel: ShapeKernel| match &self.backend {
-            Backend::Gpu(gpu) => plan::resident_blocks(gpu.info().multiprocessors, kernel.block()),
+            Backend::Gpu(gpu) => {
+                let name = format!("{}_{}_{}", kernel.name(), T::DTYPE, O::KIND);
+                gpu.kernel(&name, kernel.block(), 0)
+                    .map(|(_, resident)| resident)
+                    .unwrap_or_else(|_| {
+                        plan::resident_blocks(gpu.info().multiprocessors, kernel.block())
+                    })
+            }
             Backend::Sim(sim) => sim.resident_blocks(kernel.block(), self.max_blocks),
         };
         let plan = plan_shape(shape, sizes, resident);
@@ -212,10 +226,10 @@ impl Reducer {
 }
 
 /// The segments' offsets, for the kernels that read them.
-fn offsets_of<'a>(shape: &Shape<'a>) -> Option<&'a [usize]> {
+fn offsets_of<'a>(shape: &Shape<'a>) -> SegmentOffsets<'a> {
     match *shape {
-        Shape::Segments(offsets) => Some(offsets),
-        _ => None,
+        Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
+        _ => SegmentOffsets::None,
     }
 }
 
