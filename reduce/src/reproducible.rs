@@ -161,8 +161,14 @@ impl<F: SumFloat> PartialSum<F> {
 }
 
 /// The reproducible kernel for `dtype` and `op`, if the mode changes that reduction: sums of
-/// the float types, means of every type.
-pub(crate) fn kernel_for(dtype: DType, op: OpKind) -> Option<String> {
+/// the float types, means of every type (`reproducible_f32_sum`).
+///
+/// ```
+/// use reduce_rs::{DType, OpKind, reproducible::kernel_for};
+/// assert_eq!(kernel_for(DType::F64, OpKind::Sum).as_deref(), Some("reproducible_f64_sum"));
+/// assert_eq!(kernel_for(DType::I32, OpKind::Sum), None); // exact in any order already
+/// ```
+pub fn kernel_for(dtype: DType, op: OpKind) -> Option<String> {
     match op {
         OpKind::Sum if dtype.is_float() => Some(format!("reproducible_{dtype}_sum")),
         OpKind::Mean => Some(format!("reproducible_{dtype}_mean")),

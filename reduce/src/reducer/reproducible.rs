@@ -196,7 +196,45 @@ impl Reducer {
             vectors: false,
             state_bytes: size_of::<PartialSum<F>>(),
         };
-        self.enqueue_launch(gpu, &repro::merge_kernel::<F>(), reads, input, out_ptr)
+        self.enqueue_launch(gpu, &repro::merge_kernel::<F>(), reads, input, out_ptr)?;
+        Ok(())
+    }
+
+    /// Enqueues the reproducible kernel of `T` × `O` over `len` elements at device address
+    /// `input`, writing `output[0]`, and returns its launch (GPU; for the benchmark's timer).
+    #[doc(hidden)]
+    pub fn enqueue_reproducible_at<T: Element, O: Operation<T>>(
+        &self,
+        input: u64,
+        len: usize,
+        output: u64,
+    ) -> Result<crate::plan::LaunchShape> {
+        let gpu = self.gpu_for("enqueue_reproducible_at", "reduce")?;
+        let name = repro::kernel_for(T::DTYPE, O::KIND).ok_or(Error::Unsupported {
+            version: "reproducible",
+            dtype: T::DTYPE,
+            op: O::KIND,
+        })?;
+        self.enqueue_launch(gpu, &name, element_reads::<T>(len), input, output)
+    }
+
+    /// The launch the reproducible kernel for `T` uses over `len` elements on this backend.
+    #[doc(hidden)]
+    pub fn reproducible_launch<T: Element>(&self, len: usize) -> Result<crate::plan::LaunchShape> {
+        let reads = element_reads::<T>(len);
+        Ok(match &self.backend {
+            Backend::Gpu(gpu) => {
+                let block = repro::block(self.block);
+                let name = repro::state_kernel(T::DTYPE);
+                let shared = repro::shared_bytes(block, reads.state_bytes);
+                let (_, resident) = gpu.kernel(&name, block, shared)?;
+                let resident = self
+                    .max_blocks
+                    .map_or(resident, |max| resident.min(u64::from(max)));
+                shape_of(reads, block, resident)
+            }
+            Backend::Sim(sim) => self.sim_shape(sim, reads),
+        })
     }
 
     /// Runs the reproducible kernel `name` over `input` and returns the `out_bytes` bytes of
@@ -246,14 +284,15 @@ impl Reducer {
         match input.source() {
             Source::Host(slice) => {
                 let input = gpu.upload(bytes_of(slice))?;
-                self.enqueue_launch(gpu, name, reads, input, output)
+                self.enqueue_launch(gpu, name, reads, input, output)?;
             }
             Source::Device(device) => {
                 check_context(gpu, device.stream(), "input")?;
                 let (input, _record_read) = device.device_ptr(gpu.stream());
-                self.enqueue_launch(gpu, name, reads, input, output)
+                self.enqueue_launch(gpu, name, reads, input, output)?;
             }
         }
+        Ok(())
     }
 
     fn enqueue_launch(
@@ -263,7 +302,7 @@ impl Reducer {
         reads: Reads,
         input: u64,
         output: u64,
-    ) -> Result<()> {
+    ) -> Result<crate::plan::LaunchShape> {
         let block = repro::block(self.block);
         let shared = repro::shared_bytes(block, reads.state_bytes);
         let (function, resident) = gpu.kernel(name, block, shared)?;
@@ -278,7 +317,8 @@ impl Reducer {
             output_len: 1,
         };
         let partials_bytes = shape.grid as usize * reads.state_bytes;
-        gpu.enqueue_single(name, &function, shape, partials_bytes, target)
+        gpu.enqueue_single(name, &function, shape, partials_bytes, target)?;
+        Ok(shape)
     }
 
     fn sim_shape(&self, sim: &crate::sim::Sim, reads: Reads) -> crate::plan::LaunchShape {
