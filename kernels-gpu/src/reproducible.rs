@@ -45,10 +45,10 @@
 //! # What is reproducible
 //! For a given input, the state after all deposits and merges, and so the result, is the same
 //! bits for every order, grid, block size and split: the sum of each fold is an exact
-//! integer, and which bins the folds use depends only on the largest magnitude. The result is
-//! the exact sum of the inputs' bits down to about `2^-(2·W)` of the largest magnitude (W = 13
-//! for f32, 40 for f64), converted once; for inputs of one sign or of mixed signs, its error is
-//! at most about `n·2^-(2W+p)·max|x|` plus one rounding. `f16` and `bf16` are exact in `f32`
+//! integer, and which bins the folds use depends only on the largest magnitude. Each input is
+//! rounded on its own to the finest fold's ulp (at most `2^-26·max|x|` for f32, `2^-80·max|x|`
+//! for f64); those are summed exactly and converted once, so the error is at most
+//! `n·2^-26·max|x|` (f32) plus one rounding. `f16` and `bf16` are exact in `f32`
 //! and summed there; the integer types' means are summed as `f64` (each `i64` rounded once).
 //!
 //! # CUB's bugs this avoids (see `notes/cub-research.md`)
