@@ -143,7 +143,7 @@ pub fn run(sizes: &[usize], options: &BenchOptions) -> Result<bool> {
             eprintln!(
                 "note: skipped 2^{:.0}: {} MiB of input, {} MiB free on the GPU",
                 (n as f64).log2(),
-                n * 4 >> 20,
+                (n * 4) >> 20,
                 free >> 20
             );
             continue;
