@@ -94,7 +94,7 @@ pub trait BinnedFloat:
 }
 
 /// A reproducible float sum in progress: three folds, their carries, and the sum of the
-/// non-finite values seen. [`STATE_BYTES`](crate::reproducible::STATE_BYTES) bytes for `f32`,
+/// non-finite values seen. [`STATE_BYTES_F32`](crate::reproducible::STATE_BYTES_F32) bytes for `f32`,
 /// twice that for `f64`; `repr(C)`, so a device buffer of them is what the kernels write.
 ///
 /// ```
@@ -176,7 +176,7 @@ impl<F: BinnedFloat> Binned<F> {
         self.special = self.special + x;
     }
 
-    /// A NaN or an infinity was added (the value is then that of [`Self::special_sum`]).
+    /// A NaN or an infinity was added (the value is then the sum of the non-finite values).
     #[inline(always)]
     pub fn has_special(&self) -> bool {
         self.special != F::ZERO
