@@ -95,6 +95,7 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         );
     }
     let (mut reducer, no_gpu) = open_backend(cli.backend, cli.ptx_dir.as_deref(), schedule)?;
+    reducer.set_reproducible(cli.reproducible);
     let on_gpu = reducer.gpu_backend().is_some();
     if on_gpu && cli.schedule_seed.is_some() {
         bail!(
@@ -191,6 +192,9 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     check_fits(&reducer, &case)?;
 
     if let Some(rows) = cli.rows {
+        if cli.reproducible {
+            bail!("--reproducible applies to whole-input sums and means, not to --rows");
+        }
         if selected != [Version::fastest()] {
             bail!(
                 "--rows runs the library's row and column kernels, which build on v8: use `reduce-rs v8 --rows {rows} …`"
@@ -212,6 +216,9 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     }
 
     print_header(&describe(&reducer), &case);
+    if cli.reproducible {
+        println!("{}", reproducible_line(case.dtype, case.op));
+    }
     let mut all_pass = true;
     let single = selected.len() == 1;
     if !single {
@@ -242,6 +249,18 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     .context("running the versions")?;
     progress.clear();
     Ok(all_pass)
+}
+
+/// What `--reproducible` changes for this type and operation.
+fn reproducible_line(dtype: reduce_rs::DType, op: reduce_rs::OpKind) -> String {
+    match reduce_rs::reproducible::kernel_for(dtype, op) {
+        Some(kernel) => format!(
+            "reproducible: {dtype} {op} runs {kernel} instead of the version's kernel: the same bits on any GPU, grid, block size and split of the input"
+        ),
+        None => format!(
+            "reproducible: {dtype} {op} is order-independent already: the version's kernel runs unchanged"
+        ),
+    }
 }
 
 /// Says how long a simulator run will take when that is over a minute, and refuses runs over

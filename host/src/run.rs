@@ -231,6 +231,12 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
             // GPU path passes it to the timer below).
             reducer.set_max_blocks(case.max_blocks);
             let block = reducer.block_for(case.len);
+            let reproducible = reducer.reproducible_kernel::<T, O>().is_some();
+            if reproducible {
+                return run_reproducible::<T, O>(
+                    reducer, version, case, input, &expected, gpu_input, timing,
+                );
+            }
             if !version.supports(case.dtype, case.op) {
                 return Err(reduce_rs::Error::Unsupported {
                     version: version.name(),
@@ -294,6 +300,80 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
         gpu.free_staging();
     }
     Ok(())
+}
+
+/// One run of the reproducible kernel (the reducer's `with_reproducible` mode) in `version`'s
+/// place: timed on the GPU, simulated otherwise, and checked against the reference with the
+/// binned sum's error bound.
+#[allow(clippy::too_many_arguments)]
+fn run_reproducible<T: HostElement, O: Checked<T> + Default>(
+    reducer: &Reducer,
+    version: Version,
+    case: &Case,
+    input: &[T],
+    expected: &O::Expected,
+    gpu_input: Option<u64>,
+    timing: Timing,
+) -> Result<Outcome> {
+    let additions = reproducible_additions(input, case.dtype);
+    match (gpu_input, reducer.gpu_backend()) {
+        (Some(device), Some(gpu)) => {
+            let timer = Timer::new(gpu)?;
+            let run = timer.reduce_reproducible::<T, O>(reducer, &[device], case.len, timing)?;
+            let got = if case.len == 0 {
+                O::empty()
+            } else {
+                O::output(run.value)
+            };
+            Ok(Outcome {
+                version,
+                additions,
+                verdict: O::check(got, expected, additions),
+                passes: run.passes,
+                measure: Measure::Gpu {
+                    first_pass_ms: run.first_pass_ms,
+                    to_result_ms: run.to_result_ms,
+                    repeat: run.repeat,
+                    deterministic: run.deterministic,
+                },
+            })
+        }
+        _ => {
+            let got = reducer.reduce(O::default(), input)?;
+            let shape = reducer.reproducible_launch::<T>(case.len)?;
+            Ok(Outcome {
+                version,
+                additions,
+                verdict: O::check(got, expected, additions),
+                passes: vec![Pass {
+                    len: case.len,
+                    shape,
+                }],
+                measure: Measure::Sim(reducer.last_simulation().unwrap_or_default()),
+            })
+        }
+    }
+}
+
+/// The `h` of the reference check (`|error| ≤ γ_h·Σ|x|`, `γ_h ≈ h·u`) that covers the binned
+/// sum's error: each element is rounded once to at most `2^-26·max|x|` (states in f32, whose
+/// `u` is 2^-24) or `2^-80·max|x|` (states in f64, `u` = 2^-53), plus the final rounding: so
+/// `h = n·max|x|·(2^-26 / u) / Σ|x| + 2`. For inputs of one magnitude (uniform in [-1, 1)) it
+/// is 2 or 3; it grows only where a few large values sit among many small ones.
+fn reproducible_additions<T: HostElement>(input: &[T], dtype: DType) -> u64 {
+    let (largest, total) = input
+        .iter()
+        .map(|x| x.to_f64().abs())
+        .filter(|x| x.is_finite())
+        .fold((0.0f64, 0.0f64), |(m, s), x| (m.max(x), s + x));
+    if total == 0.0 {
+        return 2;
+    }
+    let per_element = match dtype {
+        DType::F32 | DType::F16 | DType::Bf16 => 0.25, // 2^-26 / 2^-24
+        _ => 2f64.powi(-27),                           // 2^-80 / 2^-53
+    };
+    (input.len() as f64 * largest * per_element / total).ceil() as u64 + 2
 }
 
 /// Copies `input` to the GPU (once for every version) and returns its device address.

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow};
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg, sys};
 use reduce_rs::internals::{Gpu, Target, device_value};
 use reduce_rs::plan::{self, Pass, Sizes};
-use reduce_rs::{Element, Operation, Version};
+use reduce_rs::{Element, Operation, Reducer, Version};
 
 /// GPU time the pre-roll spins: more than the host needs to enqueue a timed run.
 pub const PREROLL_NS: u64 = 50_000;
@@ -197,6 +197,54 @@ impl<'g> Timer<'g> {
             passes: passes.to_vec(),
             first_pass_ms: median(&mut first_pass),
             to_result_ms: median(&mut to_result),
+            repeat: timing.repeat,
+            deterministic,
+        })
+    }
+}
+
+impl Timer<'_> {
+    /// Times the reproducible kernel of `T` × `O` (the library's `with_reproducible(true)`
+    /// path, with `reducer`'s block size and grid limit) over `inputs` as [`Timer::reduce`]
+    /// does: one launch between two events, every run's bits compared with the first's.
+    pub fn reduce_reproducible<T: Element, O: Operation<T>>(
+        &self,
+        reducer: &Reducer,
+        inputs: &[u64],
+        len: usize,
+        timing: Timing,
+    ) -> Result<TimedRun<O::Device>> {
+        let output = self.gpu.result_buffer()?;
+        let mut times = Vec::new();
+        let mut first: Option<Vec<u8>> = None;
+        let mut deterministic = true;
+        let mut shape = None;
+        for run in 0..(timing.warmup + timing.repeat) as usize {
+            self.preroll()?;
+            self.record(0)?;
+            let launch =
+                reducer.enqueue_reproducible_at::<T, O>(inputs[run % inputs.len()], len, output)?;
+            shape = Some(launch);
+            self.record(2)?;
+            let bits = self.gpu.read_back(output, size_of::<O::Device>()).map_err(|e| {
+                anyhow!("the reproducible kernel failed on the GPU: {e} (run it with --backend sim to see where)")
+            })?;
+            match &first {
+                None => first = Some(bits),
+                Some(first) => deterministic &= *first == bits,
+            }
+            if run >= timing.warmup as usize {
+                times.push(self.elapsed_ms(0, 2)?);
+            }
+        }
+        let bits = first.ok_or_else(|| anyhow!("no run (warmup + repeat is 0)"))?;
+        let shape = shape.ok_or_else(|| anyhow!("no run"))?;
+        let ms = median(&mut times);
+        Ok(TimedRun {
+            value: device_value::<T, O>(&bits),
+            passes: vec![Pass { len, shape }],
+            first_pass_ms: ms,
+            to_result_ms: ms,
             repeat: timing.repeat,
             deterministic,
         })

@@ -29,6 +29,7 @@ fn main() {
     let mut cases = common::table(&SIZES);
     cases.extend(common::block_sizes(1_000_003));
     cases.extend(common::boundaries());
+    cases.extend(common::reproducible_cases(&SIZES));
     let opened = gpu_available()
         .map_err(reduce_rs::Error::from)
         .and_then(|_| Reducer::gpu(0));

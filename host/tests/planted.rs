@@ -478,6 +478,7 @@ fn v8_case(dtype: DType, op: OpKind, len: usize, pattern: Pattern, grid: u32) ->
                 seed: len as u64 ^ 0x5eed,
             },
         },
+        reproducible: false,
     }
 }
 

@@ -21,7 +21,12 @@ fn main() {
         "",
         in_order.clone(),
     ));
-    trials.extend(common::trials(common::boundaries(), "", in_order));
+    trials.extend(common::trials(common::boundaries(), "", in_order.clone()));
+    trials.extend(common::trials(
+        common::reproducible_cases(&common::SIM_SIZES),
+        "",
+        in_order,
+    ));
     // The same kernels with the threads of every block in a seeded random order: a kernel that
     // only works in one order has a race the detector should also name.
     trials.extend(common::trials(
@@ -34,6 +39,15 @@ fn main() {
         "shuffled::",
         shuffled.clone(),
     ));
-    trials.extend(common::trials(common::boundaries(), "shuffled::", shuffled));
+    trials.extend(common::trials(
+        common::boundaries(),
+        "shuffled::",
+        shuffled.clone(),
+    ));
+    trials.extend(common::trials(
+        common::reproducible_cases(&common::SIM_SIZES),
+        "shuffled::",
+        shuffled,
+    ));
     libtest_mimic::run(&args, trials).exit();
 }

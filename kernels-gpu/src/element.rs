@@ -106,6 +106,9 @@ pub trait Vector16<T>: Copy {
         lift: impl Fn(T, usize) -> A,
         combine: impl Fn(A, A) -> A,
     ) -> A;
+    /// Calls `f(lane, element)` for every lane in order (a loop of constant length: every
+    /// element stays in a register).
+    fn each(self, f: impl FnMut(usize, T));
     /// The first lane whose `key` is the largest (`better(a, b)`: `a` beats `b`), and that key.
     fn best_lane<K: Copy>(self, key: impl Fn(T) -> K, better: impl Fn(K, K) -> bool) -> (usize, K);
     /// `f(k)` for every lane index `k`, in order, written out one call per lane: `k` is a
@@ -140,6 +143,14 @@ macro_rules! lanes {
                 let $x = self.0;
                 let $l = |k: usize| lift($x[k], first + k);
                 $tree
+            }
+            #[inline(always)]
+            fn each(self, mut f: impl FnMut(usize, T)) {
+                let mut lane = 0;
+                while lane < $k {
+                    f(lane, self.0[lane]);
+                    lane += 1;
+                }
             }
             #[inline(always)]
             fn best_lane<K: Copy>(

@@ -21,6 +21,9 @@
 //! size), and, on every other target, the same entry points as functions the CPU simulator
 //! runs. Every entry point takes one [`params::Params`].
 //!
+//! Beside the series: the library's shape kernels ([`shapes`]: rows, columns, segments) and
+//! the reproducible sum ([`reproducible`]: the same bits for any launch shape and any split).
+//!
 //! The kernels use only [`device`], whose names mirror Rust-CUDA's `cuda_std`.
 
 #![no_std]
@@ -50,6 +53,7 @@ pub mod ops;
 pub mod params;
 #[macro_use]
 pub mod registry;
+pub mod reproducible;
 pub mod shapes;
 pub mod versions;
 

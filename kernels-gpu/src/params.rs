@@ -3,7 +3,7 @@
 //! [`Segments`], so that kernels never see a raw pointer.
 
 use crate::device::{GlobalCounters, GlobalSlice, GlobalSliceMut};
-use crate::element::{Element, Value};
+use crate::element::Value;
 
 /// The sizes every entry point receives (by value), beside its pointers. Fields a kernel family
 /// does not use are 0.
@@ -109,8 +109,9 @@ impl Launch {
     /// # Safety
     /// The launch contract above, for element type `T`.
     #[inline(always)]
-    pub unsafe fn input<T: Element>(&self) -> GlobalSlice<T> {
-        // SAFETY: the contract: `input` holds `len` elements of `T` for the launch.
+    pub unsafe fn input<T: Value>(&self) -> GlobalSlice<T> {
+        // SAFETY: the contract: `input` holds `len` elements of `T` for the launch (the
+        // element type, or the states a merging kernel reads).
         unsafe { GlobalSlice::from_raw(self.input.cast(), self.sizes.len as usize) }
     }
 

@@ -310,6 +310,8 @@ macro_rules! entry {
 
 /// How each kernel family's parameters come out of a [`crate::params::Launch`].
 macro_rules! family_call {
+    (reproducible $($rest:tt)*) => { reproducible_call!(reproducible $($rest)*) };
+    (merge_states $($rest:tt)*) => { reproducible_call!(merge_states $($rest)*) };
     (whole $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {{
         let input = $launch.input::<$t>();
         let scratch = $launch.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
@@ -332,6 +334,25 @@ macro_rules! family_call {
         let (cols, rows) = ($launch.sizes.segments as usize, $launch.sizes.segment_len as usize);
         let split = $launch.sizes.split as usize;
         $crate::$home::$kernel::<$t, $op $(, $block)?>(input, cols, rows, split, scratch, output)
+    }};
+}
+
+/// The reproducible kernels' parameters: the input, states as partials, and the result or the
+/// state (see [`crate::reproducible`]).
+macro_rules! reproducible_call {
+    (reproducible $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty) => {{
+        type Fold = <$t as $crate::reproducible::Reproducible>::Fold;
+        let input = $launch.input::<$t>();
+        let scratch = $launch.scratch::<$crate::reproducible::Binned<Fold>>();
+        let output = $launch.output::<<$op as $crate::reproducible::Conclusion<Fold>>::Out>();
+        $crate::$home::$kernel::<$t, $op>(input, scratch, output)
+    }};
+    // The input is `len` states of fold type `$t`.
+    (merge_states $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty) => {{
+        let input = $launch.input::<$crate::reproducible::Binned<$t>>();
+        let scratch = $launch.scratch::<$crate::reproducible::Binned<$t>>();
+        let output = $launch.output::<<$op as $crate::reproducible::Conclusion<$t>>::Out>();
+        $crate::$home::$kernel::<$t, $op>(input, scratch, output)
     }};
 }
 
@@ -424,8 +445,11 @@ macro_rules! declare_shapes {
     };
 }
 
-/// The simulator's entry point called `name`: a version's or a shape kernel's.
+/// The simulator's entry point called `name`: a version's, a shape kernel's or a reproducible
+/// kernel's.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn sim_entry(name: &str) -> Option<SimEntry> {
-    crate::versions::sim_entry(name).or_else(|| crate::shapes::sim_entry(name))
+    crate::versions::sim_entry(name)
+        .or_else(|| crate::shapes::sim_entry(name))
+        .or_else(|| crate::reproducible::sim_entry(name))
 }

@@ -23,6 +23,9 @@
 //!   ([`Reducer::reduce_into`], [`Reducer::reduce_to_device`]).
 //! - Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, [`half::f16`], [`half::bf16`]
 //!   ([`Element`]). Semantics (NaN, signed zeros, ties, empty inputs): [`op`].
+//! - Float sums that are the same bits on every GPU, grid and split of the input:
+//!   [`Reducer::with_reproducible`] ([`reproducible`]), and partial sums to merge across GPUs
+//!   ([`Reducer::partial_sum`]).
 //! - The kernel is the fastest of the series this project teaches (v8); any other version is
 //!   one call away ([`Reducer::with_version`], [`Version`]).
 //!
@@ -37,6 +40,7 @@ mod input;
 pub mod op;
 pub mod plan;
 mod reducer;
+pub mod reproducible;
 pub mod shape;
 mod sim;
 mod version;

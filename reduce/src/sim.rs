@@ -221,6 +221,53 @@ impl Sim {
         Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
     }
 
+    /// Runs one launch of a single-pass kernel that needs `partials_bytes` of scratch and one
+    /// counter (the reproducible kernels) over `input` (the bytes of `len` elements) and
+    /// returns the `out_bytes` bytes of its result.
+    pub fn run_single(
+        &self,
+        name: &str,
+        shape: LaunchShape,
+        partials_bytes: usize,
+        input: &[u8],
+        len: usize,
+        out_bytes: usize,
+    ) -> Result<Vec<u8>> {
+        let entry = self.entry(name)?;
+        let started = Instant::now();
+        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
+        let memory = &mut *memory;
+        memory.report = SimReport::default();
+        poisoned(&mut memory.partials, partials_bytes);
+        poisoned(&mut memory.output, out_bytes);
+        counters_for(&mut memory.counters, 1);
+        let params = Params {
+            len: len as u64,
+            partials_len: u64::from(shape.grid),
+            retired_len: 1,
+            output_len: 1,
+            ..Params::default()
+        };
+        let buffers = Buffers {
+            input,
+            offsets: &[],
+            partials: &mut memory.partials,
+            counters: &mut memory.counters[..1],
+            output: &mut memory.output,
+        };
+        launch_checked(
+            name,
+            entry,
+            shape,
+            self.schedule,
+            buffers,
+            params,
+            &mut memory.report,
+        )?;
+        memory.report.wall_time = started.elapsed();
+        Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
+    }
+
     /// Runs a shape kernel's launch over `input` (the bytes of `len` elements) and returns the
     /// bytes of its `results` results (`out_bytes` in all). `(segments, segment_len)` are the
     /// kernel's `Params` fields of those names; `offsets` the segments' offsets, if any.

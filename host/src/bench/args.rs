@@ -43,11 +43,20 @@ pub struct BenchArgs {
     /// bf16:argmax:rows:64x128256, f32:argmax:whole:2^28, f32:sum:segments:100000x300)
     #[arg(long, value_parser = super::shapes::parse_shapes)]
     pub shapes: Option<super::shapes::ShapesArg>,
+    /// Instead of the timings: the relative error of every version's f32 sum, and of the
+    /// reproducible sum, against the exact sum of uniform [-1, 1) input at --accuracy-sizes
+    #[arg(long)]
+    pub accuracy: bool,
+    /// The sizes --accuracy measures (2^32 f32 needs 16 GiB of GPU and host memory)
+    #[arg(long, default_value = "2^24,2^28,2^32", value_parser = parse_sizes, allow_negative_numbers = true)]
+    pub accuracy_sizes: SizeList,
 }
 
 /// clap ids of the flags only `bench` reads.
-const BENCH_ONLY: [(&str, &str); 6] = [
+const BENCH_ONLY: [(&str, &str); 8] = [
     ("shapes", "--shapes"),
+    ("accuracy", "--accuracy"),
+    ("accuracy_sizes", "--accuracy-sizes"),
     ("dtypes", "--dtypes"),
     ("sizes", "--sizes"),
     ("versions", "--versions"),
@@ -56,7 +65,12 @@ const BENCH_ONLY: [(&str, &str); 6] = [
 ];
 
 /// clap ids of the single-run flags that mean nothing to `bench`, and why.
-const NOT_FOR_BENCH: [(&str, &str, &str); 5] = [
+const NOT_FOR_BENCH: [(&str, &str, &str); 6] = [
+    (
+        "reproducible",
+        "--reproducible",
+        "bench times the reproducible sum beside v8 anyway (the `repro` rows)",
+    ),
     ("n", "--n", "bench sweeps --sizes"),
     (
         "pattern",
@@ -225,6 +239,8 @@ pub struct BenchOptions {
     pub ptx_dir: Option<PathBuf>,
     /// `--shapes`: the shape cases instead of the versions' sweep.
     pub shapes: Option<super::shapes::ShapesArg>,
+    /// `--accuracy`: the errors at these sizes instead of the timings.
+    pub accuracy: Option<Vec<usize>>,
 }
 
 impl BenchOptions {
@@ -254,6 +270,7 @@ impl BenchOptions {
             cub: !args.no_cub,
             ptx_dir,
             shapes: args.shapes.clone(),
+            accuracy: args.accuracy.then(|| args.accuracy_sizes.0.clone()),
         }
     }
 
@@ -346,6 +363,8 @@ mod tests {
             out: OUT_DEFAULT.into(),
             no_cub: false,
             shapes: None,
+            accuracy: false,
+            accuracy_sizes: parse_sizes("2^24,2^28,2^32").unwrap(),
         }
     }
 

@@ -13,9 +13,11 @@
 //! This module runs the sweep; each of its other jobs has a module of its own: [`args`] (the
 //! command line and the options), [`plan`] (what fits, how many copies), [`rows`] (the typed
 //! measurements and the columns derived from them), [`report`] (the printed tables),
+//! [`accuracy`] (`--accuracy`: every version's error against an exact sum),
 //! [`output`] and [`chart`] (the CSV, JSON and SVG files) and [`cuda`] (the CUDA C++
 //! reference, `reduce_ref`).
 
+pub mod accuracy;
 pub mod args;
 pub mod chart;
 pub mod cuda;
@@ -49,6 +51,9 @@ const SEED: u64 = 1;
 
 /// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
 pub fn run(options: &BenchOptions) -> Result<bool> {
+    if let Some(sizes) = &options.accuracy {
+        return accuracy::run(sizes, options);
+    }
     if let Some(arg) = &options.shapes {
         return shapes::run(
             arg,
@@ -62,6 +67,8 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
     if let Some(dir) = &options.ptx_dir {
         reducer = reducer.with_kernels_from(dir)?;
     }
+    // The reproducible rows use the chosen block size, or the kernel's default.
+    reducer.set_block_size(options.block)?;
     let gpu = reducer
         .gpu_backend()
         .context("bench times the kernels on the GPU")?;
@@ -144,7 +151,10 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
     let mut flush: Option<DeviceBuffer> = None;
     for &dtype in &options.dtypes {
         for case in plan.cases.iter().filter(|c| c.dtype == dtype) {
-            let result = crate::with_dtype!(dtype, run_case(gpu, options, case, &mut flush, &bar));
+            let result = crate::with_dtype!(
+                dtype,
+                run_case(gpu, &reducer, options, case, &mut flush, &bar)
+            );
             match result {
                 Ok(case_rows) => rows.extend(case_rows),
                 Err(error) => {
@@ -203,6 +213,7 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
 /// itself (generation, upload); a version's own failure is its row.
 fn run_case<T: HostElement>(
     gpu: &Gpu,
+    reducer: &Reducer,
     options: &BenchOptions,
     case: &Planned,
     flush: &mut Option<DeviceBuffer>,
@@ -301,6 +312,44 @@ fn run_case<T: HostElement>(
         );
         pointers.rotate_left(runs % case.copies);
         bar.inc(1);
+    }
+
+    // The reproducible sum (float types), right after the versions: the same rotation.
+    if reduce_rs::reproducible::kernel_for(dtype, reduce_rs::OpKind::Sum).is_some() {
+        bar.set_message(format!("{dtype} {}: reproducible", size_label(n)));
+        let row = base(Subject::Reproducible);
+        let result = timer.reduce_reproducible::<T, Sum>(reducer, &pointers, n, options.timing);
+        rows.push(match result {
+            Ok(run) => {
+                let got = <Sum as Operation<T>>::output(run.value);
+                // The reference check's `h` for the binned sum over uniform [-1, 1): 3.
+                let verdict = <Sum as Checked<T>>::check(got, &expected, 3);
+                let first = run.passes[0].shape;
+                Row {
+                    grid: Some(first.grid),
+                    block: Some(first.block),
+                    passes: Some(1),
+                    first_pass_ms: Some(run.first_pass_ms),
+                    first_pass_gbps: gbps(bytes, run.first_pass_ms),
+                    to_scalar_us: Some(run.to_result_ms * 1e3),
+                    check: Check::of(verdict.pass),
+                    deterministic: Some(run.deterministic),
+                    error: (!verdict.pass).then(|| {
+                        format!(
+                            "got {}, rel. error {:.2e} above the bound {:.2e}",
+                            verdict.got, verdict.rel_error, verdict.tolerance
+                        )
+                    }),
+                    ..row
+                }
+            }
+            Err(e) => {
+                let error = format!("{e:#}");
+                bar.suspend(|| eprintln!("error: {dtype} {} reproducible: {error}", size_label(n)));
+                row.failed(error)
+            }
+        });
+        pointers.rotate_left(runs % case.copies);
     }
     Ok(rows)
 }

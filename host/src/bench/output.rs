@@ -61,6 +61,7 @@ pub fn chart_series(rows: &[Row], dtype: &str) -> Vec<Series> {
         let name = match &row.subject {
             Subject::ReadOnly => "read-only (ceiling)".to_string(),
             Subject::Cub => "CUB DeviceReduce::Sum".to_string(),
+            Subject::Reproducible => "reduce-rs reproducible".to_string(),
             other => other.to_string(),
         };
         match series.iter_mut().find(|s| s.name == name) {

@@ -25,6 +25,10 @@ pub fn format_report(header: &Header, plan: &Plan, rows: &[Row]) -> String {
     );
     let _ = writeln!(out, "rotation {}", header.rotation);
     let _ = writeln!(out, "cub      {}", header.cub);
+    let _ = writeln!(
+        out,
+        "repro    reduce-rs reproducible (with_reproducible(true): the same bits on any GPU, grid and split); its × prev is its speed relative to v8"
+    );
     let mut largest: Vec<String> = Vec::new();
     for dtype in &header.dtypes {
         if let Some(n) = plan

@@ -35,6 +35,8 @@ pub enum Subject {
     Version(Version),
     /// The Rust read-only probe.
     ReadOnly,
+    /// The library's reproducible sum (`with_reproducible(true)`), timed beside v8.
+    Reproducible,
     /// CUB's DeviceReduce::Sum.
     Cub,
     /// A kernel of reduce_ref under its own name there (`v5`, `read`, `v4-sync`): kept as text,
@@ -45,7 +47,7 @@ pub enum Subject {
 impl Subject {
     pub fn implementation(&self) -> Impl {
         match self {
-            Subject::Version(_) => Impl::Rust,
+            Subject::Version(_) | Subject::Reproducible => Impl::Rust,
             Subject::ReadOnly => Impl::ReadOnly,
             Subject::Cub => Impl::Cub,
             Subject::Cuda(_) => Impl::Cuda,
@@ -57,7 +59,7 @@ impl Subject {
         match self {
             Subject::Version(v) => Some(Subject::Cuda(v.name().to_string())),
             Subject::ReadOnly => Some(Subject::Cuda("read".to_string())),
-            Subject::Cub | Subject::Cuda(_) => None,
+            Subject::Reproducible | Subject::Cub | Subject::Cuda(_) => None,
         }
     }
 }
@@ -67,6 +69,7 @@ impl fmt::Display for Subject {
         match self {
             Subject::Version(v) => f.write_str(v.name()),
             Subject::ReadOnly => f.write_str("read-only"),
+            Subject::Reproducible => f.write_str("repro"),
             Subject::Cub => f.write_str("cub"),
             Subject::Cuda(name) => write!(f, "cuda-{name}"),
         }
@@ -255,6 +258,7 @@ pub fn fill_derived(rows: &mut [Row], order: &[Version]) {
         };
         let read = find(&Subject::ReadOnly).and_then(|r| r.first_pass_gbps);
         let v0_us = v0.as_ref().and_then(find).and_then(|r| r.to_scalar_us);
+        let v8_us = find(&Subject::Version(Version::fastest())).and_then(|r| r.to_scalar_us);
         let rust_us: Vec<Option<f64>> = order
             .iter()
             .map(|&v| find(&Subject::Version(v)).and_then(|r| r.to_scalar_us))
@@ -276,6 +280,8 @@ pub fn fill_derived(rows: &mut [Row], order: &[Version]) {
                     .and_then(|p| p.checked_sub(1))
                     .and_then(|p| rust_us[p]),
                 Subject::Cub => rust_us.last().copied().flatten(),
+                // Against v8 (the library's default kernel): the mode's cost as a speed ratio.
+                Subject::Reproducible => v8_us,
                 Subject::ReadOnly | Subject::Cuda(_) => None,
             };
             if row.subject != Subject::ReadOnly {
@@ -296,6 +302,7 @@ pub fn sort_rows(rows: &mut [Row], dtypes: &[DType], order: &[Version]) {
             .unwrap_or(usize::MAX);
         let within = match &r.subject {
             Subject::Version(version) => order.iter().position(|v| v == version).unwrap_or(99),
+            Subject::Reproducible => 99,
             Subject::ReadOnly => 100,
             Subject::Cub => 101,
             Subject::Cuda(_) => 200,

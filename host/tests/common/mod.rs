@@ -19,6 +19,9 @@ use std::sync::{Arc, Mutex};
 pub struct TestCase {
     pub version: Version,
     pub case: Case,
+    /// Run with `Reducer::with_reproducible(true)` (float sums and means then run the
+    /// reproducible kernel in the version's place).
+    pub reproducible: bool,
 }
 
 impl TestCase {
@@ -28,7 +31,8 @@ impl TestCase {
             unreachable!("the tables generate their inputs")
         };
         let mut name = format!(
-            "{}::{}::{}::n{}::b{}::{}",
+            "{}{}::{}::{}::n{}::b{}::{}",
+            if self.reproducible { "repro::" } else { "" },
             self.version.name(),
             c.dtype,
             c.op,
@@ -93,6 +97,7 @@ pub fn table(sizes: &[usize]) -> Vec<TestCase> {
                         cases.push(TestCase {
                             version,
                             case: case(dtype, op, len, pattern),
+                            reproducible: false,
                         });
                     }
                 }
@@ -109,7 +114,11 @@ pub fn block_sizes(len: usize) -> Vec<TestCase> {
         for block in kernels_gpu::launch::BLOCK_SIZES {
             let mut case = case(DType::F32, OpKind::Sum, len, Pattern::SmallIntegers);
             case.block = Some(block);
-            cases.push(TestCase { version, case });
+            cases.push(TestCase {
+                version,
+                case,
+                reproducible: false,
+            });
         }
     }
     cases
@@ -142,8 +151,55 @@ pub fn boundaries() -> Vec<TestCase> {
                         case.block = Some(64);
                         case.max_blocks = Some(blocks);
                         case.offset = offset;
-                        cases.push(TestCase { version: v8, case });
+                        cases.push(TestCase {
+                            version: v8,
+                            case,
+                            reproducible: false,
+                        });
                     }
+                }
+            }
+        }
+    }
+    cases
+}
+
+/// The reproducible mode: every type and operation it covers (float sums, every mean) at the
+/// table's sizes, and float sums on grids of 1 and 3 blocks of 64 and 1024 threads, starting 0,
+/// 1 and 3 elements past a 16-byte boundary. Each result is checked against the reference with
+/// the binned sum's bound (the bits against the host fold are checked by the library's tests).
+pub fn reproducible_cases(sizes: &[usize]) -> Vec<TestCase> {
+    let v8 = Version::fastest();
+    let mut cases = Vec::new();
+    for dtype in DType::ALL {
+        for op in OpKind::ALL {
+            if reduce_rs::reproducible::kernel_for(dtype, op).is_none() {
+                continue;
+            }
+            for &len in sizes {
+                for pattern in patterns(op) {
+                    cases.push(TestCase {
+                        version: v8,
+                        case: case(dtype, op, len, pattern),
+                        reproducible: true,
+                    });
+                }
+            }
+        }
+    }
+    for dtype in [DType::F32, DType::F64, DType::Bf16] {
+        for block in [64, 1024] {
+            for blocks in [1u32, 3] {
+                for offset in [0, 1, 3] {
+                    let mut case = case(dtype, OpKind::Sum, 5_003, Pattern::Random);
+                    case.block = Some(block);
+                    case.max_blocks = Some(blocks);
+                    case.offset = offset;
+                    cases.push(TestCase {
+                        version: v8,
+                        case,
+                        reproducible: true,
+                    });
                 }
             }
         }
@@ -159,6 +215,7 @@ pub fn run_outcome(reducer: &mut Reducer, test: &TestCase) -> anyhow::Result<Out
         repeat: 1,
     };
     let mut outcome = None;
+    reducer.set_reproducible(test.reproducible);
     run_versions(
         reducer,
         &[test.version],

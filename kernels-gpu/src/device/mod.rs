@@ -156,7 +156,7 @@ pub struct GlobalSlice<T> {
     len: usize,
 }
 
-impl<T: Element> GlobalSlice<T> {
+impl<T: Value> GlobalSlice<T> {
     /// # Safety
     /// `ptr` must be valid for reads of `len` elements for the whole launch, and nothing may
     /// write them during it.
@@ -236,7 +236,9 @@ impl<T: Element> GlobalSlice<T> {
             unsafe { ptr.read() }
         })
     }
+}
 
+impl<T: Element> GlobalSlice<T> {
     /// The slice as a scalar head up to the first 16-byte boundary, the whole 16-byte
     /// vectors after it, and a scalar tail: `(head_len, vectors, tail_start)`.
     #[inline(always)]

@@ -385,6 +385,43 @@ impl Gpu {
         self.launch(name, function, plan.launch, pointers, params)
     }
 
+    /// One launch of a single-pass kernel that needs `partials_bytes` of scratch and one ticket
+    /// counter (the reproducible kernels), over `target`.
+    pub fn enqueue_single(
+        &self,
+        name: &str,
+        function: &CudaFunction,
+        shape: plan::LaunchShape,
+        partials_bytes: usize,
+        target: Target,
+    ) -> Result<()> {
+        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let scratch = &mut guard.0;
+        let counters = scratch
+            .counters
+            .at_least(&self.stream, size_of::<u32>())?
+            .ptr();
+        let partials = scratch
+            .partials
+            .at_least(&self.stream, partials_bytes.max(1))?
+            .ptr();
+        let pointers = Pointers {
+            input: target.input,
+            partials,
+            retired: counters,
+            output: target.output,
+            offsets: 0,
+        };
+        let params = Params {
+            len: target.len as u64,
+            partials_len: u64::from(shape.grid),
+            retired_len: 1,
+            output_len: target.output_len as u64,
+            ..Params::default()
+        };
+        self.launch(name, function, shape, pointers, params)
+    }
+
     /// A device buffer for `bytes` bytes of results on their way to the host.
     pub fn results_buffer(&self, bytes: usize) -> Result<u64> {
         let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());

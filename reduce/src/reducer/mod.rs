@@ -2,6 +2,7 @@
 //! inputs; `each.rs`: every row, column or segment.
 
 mod each;
+mod reproducible;
 
 use crate::element::{Element, bytes_of};
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
@@ -41,6 +42,8 @@ pub struct Reducer {
     version: Version,
     block: Option<u32>,
     max_blocks: Option<u32>,
+    /// Float sums and means with the reproducible kernels ([`Reducer::with_reproducible`]).
+    reproducible: bool,
 }
 
 enum Backend {
@@ -159,6 +162,7 @@ impl Reducer {
             version: Version::fastest(),
             block: None,
             max_blocks: None,
+            reproducible: false,
         }
     }
 
@@ -414,6 +418,13 @@ impl Reducer {
         I: Input<T> + ?Sized,
     {
         let _ = op;
+        if let Some(kernel) = self.reproducible_kernel::<T, O>() {
+            if input.is_empty() {
+                return Ok(O::empty());
+            }
+            let bytes = self.run_reproducible(&kernel, input, size_of::<O::Device>())?;
+            return Ok(O::output(device_value::<T, O>(&bytes)));
+        }
         self.check_supported::<T, O>()?;
         if input.is_empty() {
             return Ok(O::empty());
@@ -450,7 +461,9 @@ impl Reducer {
         D: DevicePtrMut<O::Device>,
     {
         let _ = op;
-        self.check_supported::<T, O>()?;
+        if self.reproducible_kernel::<T, O>().is_none() {
+            self.check_supported::<T, O>()?;
+        }
         let Backend::Gpu(gpu) = &self.backend else {
             return Err(Error::WrongDevice(
                 "reduce_into writes to GPU memory; this Reducer is the simulator (use reduce)"
@@ -560,6 +573,9 @@ impl Reducer {
         output: u64,
         output_len: usize,
     ) -> Result<()> {
+        if let Some(kernel) = self.reproducible_kernel::<T, O>() {
+            return self.enqueue_reproducible(gpu, &kernel, input, output);
+        }
         let len = input.len();
         let block = self.block_for(len);
         let name = self.entry_name::<T, O>(len);

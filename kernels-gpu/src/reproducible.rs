@@ -1,0 +1,201 @@
+//! # Reproducible sums: the same bits on any grid, block size, GPU and split of the input
+//! (beyond the seeds; the library's `with_reproducible(true)`)
+//!
+//! v8 is bitwise identical from run to run on one GPU, but its float sums are rounded in an
+//! order set by the launch: each thread's share, the shuffle tree, the partials. Another grid
+//! (another GPU model: the grid is SMs × occupancy), another block size, or the input cut over
+//! several GPUs, and the last bits change. This kernel gives one result for every launch
+//! shape, by making the sum *exact up to a fixed precision* instead of rounding it as it goes:
+//! Demmel and Nguyen's binned accumulation ([`binned`]), as ReproBLAS and CUB's
+//! `gpu_to_gpu` determinism do it.
+//!
+//! Changes against v8, which it is otherwise built like (16-byte loads with a scalar head and
+//! tail, four loads in flight, one launch with partials, fence and ticket):
+//! - **Each thread keeps two [`Binned`] states** instead of a float: three *folds*, each a
+//!   float pinned to one binade (`1.5·2^E`, `E` 13 bits apart for f32) that collects its
+//!   inputs' bits of that range, rounded to its ulp in a way that depends on the input and the
+//!   bin only. Adding to a fold is then exact integer arithmetic in disguise: any order, any
+//!   split, the same bits. Two states, even and odd lanes, so that two chains of additions
+//!   run side by side.
+//! - **One `update` per batch.** The bins must be coarse enough for every value deposited:
+//!   a batch (four vectors, 16 `f32`) takes its largest magnitude first (one `max` per
+//!   element) and moves the bins once, then deposits each value (three `or`s and seven adds).
+//! - **Renormalisation** every [`BinnedFloat::ENDURANCE`] deposits (512 for f32): each fold's
+//!   drift moves into its carry before it could leave its binade; and once more before any
+//!   merge, since merges are exact only for renormalised states.
+//! - **Merges instead of additions**: the warp shuffles move a state as 7 (14) words, the
+//!   block and the last block [`Binned::merge`] them; the last block converts the merged state
+//!   to a float once ([`Binned::value`], added up in `f64` in a fixed order).
+//! - **Non-finite values on the side**: a batch with a NaN or an infinity leaves a non-finite
+//!   top fold (checked once per batch); it is then read again, its NaNs and infinities are
+//!   added to a separate `special` sum, and the thread's folds are dropped (the result is the
+//!   special sum: `+inf`, `-inf`, or NaN for a NaN or `+inf` with `-inf`, in any order).
+//!
+//! ```text
+//! x: [head ≤3 scalars | vec vec vec … vec | tail ≤3 scalars]        thread t: vectors t, t+T, …
+//! batch:  m = max|x| over 4 vectors;  even.update(m), odd.update(m)
+//!         lane 0,2 → even.deposit(x), lane 1,3 → odd.deposit(x)       (every 512: renorm)
+//!         top fold not finite? → read the batch again, NaN/inf → special, folds dropped
+//! fold:   ┌ bin 1.5·2^E ┐ + Σ round_E(x)       (round_E: to a multiple of 2^(E-23), never a tie)
+//!         x ──► fold 0 ──(rest)──► fold 1 ──(rest)──► fold 2 ──(rest dropped)
+//! thread: renorm both, even.merge(odd)   block: shuffles of states, merge   → partials[b]
+//! last:   merges partials[0..grid] → output[0] = value (sum), value / n (mean), or the state
+//! ```
+//!
+//! # What is reproducible
+//! For a given input, the state after all deposits and merges, and so the result, is the same
+//! bits for every order, grid, block size and split: the sum of each fold is an exact
+//! integer, and which bins the folds use depends only on the largest magnitude. Each input is
+//! rounded on its own to the finest fold's ulp (at most `2^-26·max|x|` for f32, `2^-80·max|x|`
+//! for f64); those are summed exactly and converted once, so the error is at most
+//! `n·2^-26·max|x|` (f32) plus one rounding. `f16` and `bf16` are exact in `f32`
+//! and summed there; the integer types' means are summed as `f64` (each `i64` rounded once).
+//!
+//! # CUB's bugs this avoids (see `notes/cub-research.md`)
+//! (a) an empty state is initialised by `update` (CUB sums garbage for all-zero inputs);
+//! (b) thread states are renormalised before they merge (CUB merges drifted states when a
+//! thread deposits more than `ENDURANCE` values); (c) merges with empty states copy or skip;
+//! (d) NaN and infinities are kept aside (CUB turns any infinity into NaN); (e) the `f64`
+//! conversion scales back up by 2^66 (CUB by 2^-66).
+//!
+//! # Thread Mapping
+//! As v8: global thread `g` of `T` loads vectors `g, g+T, …` (four at a time), head element
+//! `g` and tail element `tail_start + g`. The merging kernel reads states `g, g+T, …`.
+//!
+//! # Output contract
+//! `output[0]`: the sum (`reproducible_{t}_sum`), the mean (`reproducible_{t}_mean`) or the
+//! unfinished [`Binned`] state of the input (`reproducible_state_{t}_sum`, a shard's part of a
+//! sum split over GPUs); `reproducible_merge_{f}_sum` reads `len` states and writes their sum.
+//! Scratch: `partials` holds `gridDim` states, `retired[0]` is 0 before and after.
+
+pub mod binned;
+pub mod kernel;
+
+pub use binned::{Binned, BinnedFloat, FOLDS, PARTS};
+pub use kernel::{merge_states, reduce_reproducible};
+
+use crate::element::{Bf16, Element, F16};
+use crate::ops::{Mean, Sum};
+
+/// Vector loads each thread issues before it deposits them (as v8).
+pub const VECTORS_IN_FLIGHT: usize = 4;
+
+/// The grid: at least this many vectors per thread, at most the blocks the GPU keeps resident.
+pub const MIN_VECTORS_PER_THREAD: u32 = VECTORS_IN_FLIGHT as u32;
+
+/// Threads per block when the user does not choose (a state is 7 or 14 registers, so blocks of
+/// 1024 would limit the registers a thread may use).
+pub const DEFAULT_BLOCK: u32 = 256;
+
+/// Bytes of a [`Binned<f32>`] state (what `reproducible_state_{f32,f16,bf16}_sum` writes).
+pub const STATE_BYTES_F32: usize = size_of::<Binned<f32>>();
+/// Bytes of a [`Binned<f64>`] state.
+pub const STATE_BYTES_F64: usize = size_of::<Binned<f64>>();
+
+/// Bytes of the state of a sum whose float is `float_bytes` wide (4 or 8).
+pub const fn state_bytes(float_bytes: usize) -> usize {
+    PARTS * float_bytes
+}
+
+/// An element type the reproducible kernel adds up, and the float its state is binned in.
+pub trait Reproducible: Element {
+    /// `f32` for `f32`, `f16`, `bf16` (each exact in it); `f64` for `f64` and the integers.
+    type Fold: BinnedFloat;
+    fn to_fold(self) -> Self::Fold;
+}
+
+macro_rules! reproducible {
+    ($($t:ty => $fold:ty, |$x:ident| $convert:expr;)*) => {$(
+        impl Reproducible for $t {
+            type Fold = $fold;
+            #[inline(always)]
+            fn to_fold(self) -> $fold {
+                let $x = self;
+                $convert
+            }
+        }
+    )*};
+}
+reproducible! {
+    f32 => f32, |x| x;
+    f64 => f64, |x| x;
+    F16 => f32, |x| x.to_f32();
+    Bf16 => f32, |x| x.to_f32();
+    i32 => f64, |x| x as f64;
+    u32 => f64, |x| x as f64;
+    i64 => f64, |x| x as f64;
+    u64 => f64, |x| x as f64;
+}
+
+/// What a reproducible launch writes from the final state of `count` elements.
+pub trait Conclusion<F: BinnedFloat>: Copy + Send + Sync + 'static {
+    type Out: crate::element::Value;
+    fn conclude(state: Binned<F>, count: usize) -> Self::Out;
+}
+
+impl<F: BinnedFloat> Conclusion<F> for Sum {
+    type Out = F;
+    #[inline(always)]
+    fn conclude(state: Binned<F>, _count: usize) -> F {
+        state.value()
+    }
+}
+
+impl<F: BinnedFloat> Conclusion<F> for Mean {
+    type Out = F;
+    #[inline(always)]
+    fn conclude(state: Binned<F>, count: usize) -> F {
+        state.value().divide(count)
+    }
+}
+
+/// The unfinished state itself: a shard's part of a sum, merged later.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct State;
+
+impl<F: BinnedFloat> Conclusion<F> for State {
+    type Out = Binned<F>;
+    #[inline(always)]
+    fn conclude(state: Binned<F>, _count: usize) -> Binned<F> {
+        state
+    }
+}
+
+/// Every entry point: `$cb!` gets `(mode family name kernel, type, conclusion)`.
+macro_rules! reproducible_entries {
+    ($mode:tt) => {
+        entry!($mode reproducible reproducible_f32_sum reproducible reduce_reproducible, f32, $crate::ops::Sum);
+        entry!($mode reproducible reproducible_f64_sum reproducible reduce_reproducible, f64, $crate::ops::Sum);
+        entry!($mode reproducible reproducible_f16_sum reproducible reduce_reproducible, $crate::element::F16, $crate::ops::Sum);
+        entry!($mode reproducible reproducible_bf16_sum reproducible reduce_reproducible, $crate::element::Bf16, $crate::ops::Sum);
+        entry!($mode reproducible reproducible_f32_mean reproducible reduce_reproducible, f32, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_f64_mean reproducible reduce_reproducible, f64, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_f16_mean reproducible reduce_reproducible, $crate::element::F16, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_bf16_mean reproducible reduce_reproducible, $crate::element::Bf16, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_i32_mean reproducible reduce_reproducible, i32, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_u32_mean reproducible reduce_reproducible, u32, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_i64_mean reproducible reduce_reproducible, i64, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_u64_mean reproducible reduce_reproducible, u64, $crate::ops::Mean);
+        entry!($mode reproducible reproducible_state_f32_sum reproducible reduce_reproducible, f32, $crate::reproducible::State);
+        entry!($mode reproducible reproducible_state_f64_sum reproducible reduce_reproducible, f64, $crate::reproducible::State);
+        entry!($mode reproducible reproducible_state_f16_sum reproducible reduce_reproducible, $crate::element::F16, $crate::reproducible::State);
+        entry!($mode reproducible reproducible_state_bf16_sum reproducible reduce_reproducible, $crate::element::Bf16, $crate::reproducible::State);
+        entry!($mode merge_states reproducible_merge_f32_sum reproducible merge_states, f32, $crate::ops::Sum);
+        entry!($mode merge_states reproducible_merge_f64_sum reproducible merge_states, f64, $crate::ops::Sum);
+    };
+}
+
+/// The entry points (PTX kernels on `nvptx64`, simulator functions elsewhere).
+pub mod entries {
+    reproducible_entries!(define);
+}
+
+/// The simulator's entry point called `wanted`, if it is a reproducible kernel.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn sim_entry(wanted: &str) -> Option<crate::registry::SimEntry> {
+    reproducible_entries!((lookup wanted));
+    None
+}
+
+#[cfg(test)]
+mod tests;

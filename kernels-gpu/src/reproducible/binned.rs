@@ -1,0 +1,622 @@
+//! [`Binned<F>`]: a float sum whose bits do not depend on the order of the additions.
+//!
+//! Demmel and Nguyen's *binned* (pre-rounded) accumulator, as ReproBLAS and CUB's
+//! `ReproducibleFloatingAccumulator` (the `gpu_to_gpu` determinism of `DeviceReduce`) build it,
+//! with three folds, and with the fixes of CUB's bugs listed in the module docs of
+//! [`crate::reproducible`].
+//!
+//! # The state
+//! ```text
+//! fold i:  primary[i] = bin(T+i) + (multiples of ulp(bin(T+i)))    carry[i]: whole quarters of 2^E
+//!          └ one binade [1, 2)·2^E ┘
+//! T = index of the top fold (0 = the largest bin, MAX_INDEX = the smallest)
+//! special = sum of the non-finite inputs (0 when there were none)
+//! ```
+//! A bin is `1.5·2^E`, with `E` a multiple of [`BinnedFloat::BIN_WIDTH`] apart from fold to
+//! fold. Adding `x` to a fold rounds `x` to a multiple of the fold's ulp, a function of `x` and
+//! the bin alone (the last bit of `x` forced to 1 so that no rounding is ever a tie); the rest
+//! goes on to the next fold. Every fold's content is therefore an integer number of its ulps,
+//! and every later step (deposits, renormalisation, merges) is exact integer arithmetic on
+//! those integers: it commutes and associates, so any order, any split and any tree give the
+//! same state, and the same [`Binned::value`].
+//!
+//! Which bins the three folds use depends only on the largest magnitude seen (the top index
+//! `T` is the smallest index any input needed), so that too is the same for any order.
+//!
+//! # Rules that keep it exact
+//! - [`Binned::update`] to an index at least as coarse as every value deposited next;
+//! - at most [`BinnedFloat::ENDURANCE`] deposits between two [`Binned::renorm`]s (each
+//!   deposit moves a primary by less than 2^(E-12) (f32), so a primary stays in its binade);
+//! - [`Binned::merge`] only renormalised states (it renormalises its result).
+//!
+//! `Binned::add` follows all three for one value at a time; the kernel deposits batches.
+
+use crate::element::{Value, Words};
+use core::ops::{Add, Mul, Sub};
+
+/// Folds (bins) a state keeps: three, as CUB and ReproBLAS's default. Each adds `BIN_WIDTH`
+/// bits of range below the top fold; three keep about `2·W + p` bits of the sum.
+pub const FOLDS: usize = 3;
+
+/// Floats in a state: the primaries, the carries and the special sum.
+pub const PARTS: usize = 2 * FOLDS + 1;
+
+/// A float type a [`Binned`] state is kept in (`f32` and `f64`): its bins and bit tricks.
+pub trait BinnedFloat:
+    Value
+    + PartialEq
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + core::fmt::Debug
+{
+    /// `[u32; PARTS · words of Self]`: a state's words.
+    type StateWords: Words;
+    const ZERO: Self;
+    /// The NaN a result with a NaN is (one fixed bit pattern: the GPU's and the CPU's NaNs
+    /// differ in their payloads).
+    const NAN: Self;
+    /// Bits of exponent between one fold's bin and the next: 13 (f32), 40 (f64).
+    const BIN_WIDTH: i32;
+    /// The index of the smallest bin (the bins past it are this one again): 20 (f32), 51 (f64).
+    const MAX_INDEX: i32;
+    /// Deposits a fold takes between two renormalisations: 512 (f32), 2048 (f64).
+    const ENDURANCE: u32;
+    /// Bin 0 does not fit the type: values are scaled by this before they go into it (2^-12
+    /// for f32, 2^-14 for f64), and what comes out is scaled back by twice `HALF_EXPANSION`.
+    const COMPRESSION: Self;
+    const HALF_EXPANSION: Self;
+    /// Bin `index` (`1.5·2^E`; bin 0 compressed; indices past `MAX_INDEX` clamp to it).
+    fn bin(index: i32) -> Self;
+    /// The index of the state whose top primary is `primary` (the top fold's bin).
+    fn index_of_primary(primary: Self) -> i32;
+    /// The largest (finest) index whose top fold can take every value of magnitude up to
+    /// `|max_abs|`; 0 for infinities and NaN.
+    fn index_for(max_abs: Self) -> i32;
+    /// Whether `primary` lies in the binade of bin 0 (the compressed one).
+    fn in_top_bin(primary: Self) -> bool;
+    /// `x` with its last mantissa bit set: the value a fold rounds, never half-way.
+    fn or_last_bit(self) -> Self;
+    /// `max(self, |x|)`, for a batch's largest magnitude (a NaN `x` is passed over).
+    fn max_abs(self, x: Self) -> Self;
+    fn is_finite(self) -> bool;
+    fn is_nan(self) -> bool;
+    /// Renormalises one fold: the primary's top two mantissa bits go to the carry, and the
+    /// primary is set back to `[1.5, 1.75)·2^E`.
+    fn renorm_fold(primary: Self, carry: Self) -> (Self, Self);
+    /// The value of a non-empty, finite, renormalised state, rounded once.
+    fn convert(state: &Binned<Self>) -> Self;
+    /// `self / count` (a mean).
+    fn divide(self, count: usize) -> Self;
+    /// Exactly, in `f64` (what the value is added up in).
+    fn to_f64(self) -> f64;
+}
+
+/// A reproducible float sum in progress: three folds, their carries, and the sum of the
+/// non-finite values seen. [`STATE_BYTES_F32`](crate::reproducible::STATE_BYTES_F32) bytes for `f32`,
+/// twice that for `f64`; `repr(C)`, so a device buffer of them is what the kernels write.
+///
+/// ```
+/// use kernels_gpu::reproducible::Binned;
+/// let xs = [1e8f32, 1.0, -1e8, 0.5];
+/// let forwards = Binned::sum_of(xs);
+/// let backwards = Binned::sum_of(xs.into_iter().rev());
+/// assert_eq!(forwards.value(), 1.5); // plain f32 addition in this order gives 0.5
+/// assert_eq!(forwards.to_words(), backwards.to_words()); // the same state, bit for bit
+/// # use kernels_gpu::element::Value;
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Binned<F> {
+    primary: [F; FOLDS],
+    carry: [F; FOLDS],
+    special: F,
+}
+
+impl<F: BinnedFloat> Default for Binned<F> {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl<F: BinnedFloat> Binned<F> {
+    /// The sum of nothing (all bits 0, so a zeroed buffer holds empty states).
+    pub const EMPTY: Self = Binned {
+        primary: [F::ZERO; FOLDS],
+        carry: [F::ZERO; FOLDS],
+        special: F::ZERO,
+    };
+
+    /// The state of `values`, added one at a time.
+    pub fn sum_of(values: impl IntoIterator<Item = F>) -> Self {
+        let mut state = Self::EMPTY;
+        for x in values {
+            state.add(x);
+        }
+        state
+    }
+
+    /// No finite value was deposited (non-finite ones go to `special`).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.primary[0] == F::ZERO
+    }
+
+    /// The top fold's bin index (see the module docs); meaningless for an empty state.
+    #[inline(always)]
+    pub fn index(&self) -> i32 {
+        F::index_of_primary(self.primary[0])
+    }
+
+    /// The primaries, carries and the sum of the non-finite values: for tests and the curious.
+    pub fn parts(&self) -> ([F; FOLDS], [F; FOLDS], F) {
+        (self.primary, self.carry, self.special)
+    }
+
+    /// Adds one value: [`Self::update`], [`Self::deposit`], [`Self::renorm`]; a NaN or an
+    /// infinity goes to the special sum instead.
+    pub fn add(&mut self, x: F) {
+        if !x.is_finite() {
+            self.add_special(x);
+            return;
+        }
+        self.update(F::index_for(x));
+        if self.in_top_bin() {
+            self.deposit_top(x);
+        } else {
+            self.deposit(x);
+        }
+        self.renorm();
+    }
+
+    /// Adds a NaN or an infinity to the sum of the non-finite values.
+    #[inline(always)]
+    pub fn add_special(&mut self, x: F) {
+        self.special = self.special + x;
+    }
+
+    /// A NaN or an infinity was added (the value is then the sum of the non-finite values).
+    #[inline(always)]
+    pub fn has_special(&self) -> bool {
+        self.special != F::ZERO
+    }
+
+    /// The top primary is finite: no NaN or infinity was deposited (the kernel checks this
+    /// once per batch, instead of every value).
+    #[inline(always)]
+    pub fn top_is_finite(&self) -> bool {
+        self.primary[0].is_finite()
+    }
+
+    /// An empty state that keeps this one's sum of non-finite values.
+    #[inline(always)]
+    pub fn only_special(&self) -> Self {
+        Binned {
+            special: self.special,
+            ..Self::EMPTY
+        }
+    }
+
+    /// Moves the folds to bins coarse enough for values of index `index` ([`BinnedFloat::index_for`]
+    /// of their largest magnitude): folds slide down, new top folds start at their bins, and
+    /// what slides past the last fold is dropped (it is below the precision the sum keeps).
+    /// An empty state starts all three folds at `index` (CUB skips this and sums garbage).
+    #[inline(always)]
+    pub fn update(&mut self, index: i32) {
+        if self.is_empty() {
+            self.restart_at(index);
+            return;
+        }
+        let shift = self.index() - index;
+        if shift <= 0 {
+            return;
+        }
+        if shift == 1 {
+            self.primary[2] = self.primary[1];
+            self.carry[2] = self.carry[1];
+            self.primary[1] = self.primary[0];
+            self.carry[1] = self.carry[0];
+            self.start_fold(0, index);
+        } else if shift == 2 {
+            self.primary[2] = self.primary[0];
+            self.carry[2] = self.carry[0];
+            self.start_fold(1, index + 1);
+            self.start_fold(0, index);
+        } else {
+            self.restart_at(index);
+        }
+    }
+
+    #[inline(always)]
+    fn restart_at(&mut self, index: i32) {
+        self.start_fold(0, index);
+        self.start_fold(1, index + 1);
+        self.start_fold(2, index + 2);
+    }
+
+    #[inline(always)]
+    fn start_fold(&mut self, fold: usize, index: i32) {
+        self.primary[fold] = F::bin(index);
+        self.carry[fold] = F::ZERO;
+    }
+
+    /// The top fold is bin 0, whose deposits are scaled ([`Self::deposit_top`]).
+    #[inline(always)]
+    pub fn in_top_bin(&self) -> bool {
+        F::in_top_bin(self.primary[0])
+    }
+
+    /// Adds a finite `x` whose index is at least the state's (after [`Self::update`]), when the
+    /// top fold is not bin 0. No renormalisation: the caller does one at least every
+    /// [`BinnedFloat::ENDURANCE`] deposits.
+    #[inline(always)]
+    pub fn deposit(&mut self, x: F) {
+        let x = self.deposit_fold(0, x);
+        let x = self.deposit_fold(1, x);
+        self.primary[2] = self.primary[2] + x.or_last_bit();
+    }
+
+    /// [`Self::deposit`] when the top fold is bin 0: `x` goes in scaled by `COMPRESSION`, and
+    /// what it leaves comes back scaled up, in two halves so that nothing overflows.
+    #[inline(always)]
+    pub fn deposit_top(&mut self, x: F) {
+        let before = self.primary[0];
+        let rounded = (x * F::COMPRESSION).or_last_bit() + before;
+        self.primary[0] = rounded;
+        let taken_half = (before - rounded) * F::HALF_EXPANSION;
+        let x = x + taken_half + taken_half;
+        let x = self.deposit_fold(1, x);
+        self.primary[2] = self.primary[2] + x.or_last_bit();
+    }
+
+    /// One fold takes `x` rounded to its ulp; returns what is left (exact).
+    #[inline(always)]
+    fn deposit_fold(&mut self, fold: usize, x: F) -> F {
+        let before = self.primary[fold];
+        let rounded = x.or_last_bit() + before;
+        self.primary[fold] = rounded;
+        x + (before - rounded)
+    }
+
+    /// Moves each primary's drift into its carry, setting the primary back to
+    /// `[1.5, 1.75)·2^E`; exact. Nothing to do for an empty state.
+    #[inline(always)]
+    pub fn renorm(&mut self) {
+        if self.is_empty() {
+            return;
+        }
+        let mut fold = 0;
+        while fold < FOLDS {
+            (self.primary[fold], self.carry[fold]) =
+                F::renorm_fold(self.primary[fold], self.carry[fold]);
+            fold += 1;
+        }
+    }
+
+    /// `self += other`, exactly, for renormalised states; the result is renormalised. The
+    /// coarser state's bins win; the finer one's folds past the third are dropped (they are
+    /// below the precision kept, and the same ones are dropped in every order).
+    #[inline(always)]
+    pub fn merge(&mut self, other: &Self) {
+        self.special = self.special + other.special;
+        if other.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            self.primary = other.primary;
+            self.carry = other.carry;
+            return;
+        }
+        let (mine, theirs) = (self.index(), other.index());
+        let shift = mine - theirs;
+        // Written out case by case: no array indexed at run time (it would live in local
+        // memory on the GPU).
+        if shift > 0 {
+            // `other` is coarser: its folds are the new top ones, mine slide down under them.
+            let old = *self;
+            self.primary = other.primary;
+            self.carry = other.carry;
+            if shift == 1 {
+                self.take_fold(1, &old, 0, mine);
+                self.take_fold(2, &old, 1, mine + 1);
+            } else if shift == 2 {
+                self.take_fold(2, &old, 0, mine);
+            }
+        } else if shift == 0 {
+            self.take_fold(0, other, 0, theirs);
+            self.take_fold(1, other, 1, theirs + 1);
+            self.take_fold(2, other, 2, theirs + 2);
+        } else if shift == -1 {
+            self.take_fold(1, other, 0, theirs);
+            self.take_fold(2, other, 1, theirs + 1);
+        } else if shift == -2 {
+            self.take_fold(2, other, 0, theirs);
+        }
+        self.renorm();
+    }
+
+    /// Fold `to` takes fold `from` of `other`, whose bin is `bin_index` (the same bin as
+    /// fold `to`'s): the offset `primary - bin` is exact, and so is the sum.
+    #[inline(always)]
+    fn take_fold(&mut self, to: usize, other: &Self, from: usize, bin_index: i32) {
+        self.primary[to] = self.primary[to] + (other.primary[from] - F::bin(bin_index));
+        self.carry[to] = self.carry[to] + other.carry[from];
+    }
+
+    /// The sum, rounded once: the sum of the non-finite values if there were any (a NaN as
+    /// [`BinnedFloat::NAN`]), `+0.0` for an empty state, else the folds and carries added up
+    /// in a fixed order (in `f64`, coarsest first). The state must be renormalised.
+    pub fn value(&self) -> F {
+        if self.has_special() {
+            return if self.special.is_nan() {
+                F::NAN
+            } else {
+                self.special
+            };
+        }
+        if self.is_empty() {
+            return F::ZERO;
+        }
+        F::convert(self)
+    }
+
+    /// What [`Self::value`] adds for fold `fold` (its offset from the bin and its carries),
+    /// in `f64`: `(offset, carry · bin/6)`; both exact.
+    #[inline(always)]
+    fn fold_terms(&self, fold: usize) -> (f64, f64) {
+        let index = self.index() + fold as i32;
+        let bin = F::bin(index);
+        let offset = (self.primary[fold] - bin).to_f64();
+        let carry = self.carry[fold].to_f64() * (bin.to_f64() / 6.0);
+        (offset, carry)
+    }
+}
+
+/// `f32`: bin width 13, so three folds span 2·13 + 24 bits; the value adds up in `f64`.
+/// `f64`: bin width 40.
+macro_rules! binned_float {
+    (
+        $t:ty, $bits:ty, mantissa: $mant:literal, exponent_mask: $emask:literal,
+        width: $w:literal, max_index: $max_index:literal, endurance: $endurance:literal,
+        index_base: $index_base:literal, dindex_base: $dindex_base:literal, max_exp: $max_exp:literal,
+        subnormal_base: $subnormal_base:literal, bin0: $bin0:literal, top_exponent: $top:literal,
+        compression: $compression:expr, half_expansion: $half:expr, nan: $nan:literal,
+        convert: $convert:ident
+    ) => {
+        impl BinnedFloat for $t {
+            type StateWords = [u32; PARTS * size_of::<$t>() / size_of::<u32>()];
+            const ZERO: Self = 0.0;
+            const NAN: Self = <$t>::from_bits($nan);
+            const BIN_WIDTH: i32 = $w;
+            const MAX_INDEX: i32 = $max_index;
+            const ENDURANCE: u32 = $endurance;
+            const COMPRESSION: Self = $compression;
+            const HALF_EXPANSION: Self = $half;
+
+            #[inline(always)]
+            fn bin(index: i32) -> Self {
+                if index <= 0 {
+                    return <$t>::from_bits($bin0);
+                }
+                let index = if index < $max_index {
+                    index
+                } else {
+                    $max_index
+                };
+                let exponent = ($index_base - $w * index) as $bits;
+                <$t>::from_bits((exponent << ($mant - 1)) | (1 << ($mant - 2)))
+            }
+
+            #[inline(always)]
+            fn index_of_primary(primary: Self) -> i32 {
+                let exponent = ((primary.to_bits() >> ($mant - 1)) & $emask) as i32;
+                ($index_base - exponent) / $w
+            }
+
+            #[inline(always)]
+            fn index_for(max_abs: Self) -> i32 {
+                let bits = max_abs.to_bits() & (<$bits>::MAX >> 1);
+                let exponent = (bits >> ($mant - 1)) as i32;
+                if exponent != 0 {
+                    // Infinities and NaN: (base - (mask)) / w rounds -1/w to 0.
+                    return ($dindex_base - exponent) / $w;
+                }
+                // Zero and subnormals: frexp's exponent is the mantissa's length minus the bias.
+                let frexp_exponent =
+                    (<$bits>::BITS - bits.leading_zeros()) as i32 - $subnormal_base;
+                let index = ($max_exp - frexp_exponent) / $w;
+                if index < $max_index {
+                    index
+                } else {
+                    $max_index
+                }
+            }
+
+            #[inline(always)]
+            fn in_top_bin(primary: Self) -> bool {
+                ((primary.to_bits() >> ($mant - 1)) & $emask) as i32 == $top
+            }
+
+            #[inline(always)]
+            fn or_last_bit(self) -> Self {
+                <$t>::from_bits(self.to_bits() | 1)
+            }
+
+            #[inline(always)]
+            fn max_abs(self, x: Self) -> Self {
+                self.max(<$t>::from_bits(x.to_bits() & (<$bits>::MAX >> 1)))
+            }
+
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self != self
+            }
+
+            #[inline(always)]
+            fn renorm_fold(primary: Self, carry: Self) -> (Self, Self) {
+                let bits = primary.to_bits();
+                // The two bits under the leading one: 01 → -1, 10 → 0, 11 → +1, 00 → -2 quarters.
+                let quarters = ((bits >> ($mant - 3)) & 3) as i32 - 2;
+                let bits = (bits & !(1 << ($mant - 3))) | (1 << ($mant - 2));
+                (<$t>::from_bits(bits), carry + quarters as $t)
+            }
+
+            fn convert(state: &Binned<Self>) -> Self {
+                $convert(state)
+            }
+
+            #[inline(always)]
+            fn divide(self, count: usize) -> Self {
+                self / count as $t
+            }
+
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    };
+}
+
+/// The value of an `f32` state, CUB's `conv_binned_to_float`: every term exact, added up in
+/// `f64` coarsest first, rounded once to `f32`.
+fn convert_f32(state: &Binned<f32>) -> f32 {
+    let expansion = 2.0 * f64::from(f32::HALF_EXPANSION);
+    let terms = |fold: usize| state.fold_terms(fold);
+    let mut sum = 0.0f64;
+    let mut fold = 1;
+    if state.index() == 0 {
+        sum += terms(0).1 * expansion;
+        sum += terms(1).1;
+        sum += terms(0).0 * expansion;
+        fold = 2;
+    } else {
+        sum += terms(0).1;
+    }
+    while fold < FOLDS {
+        sum += terms(fold).1;
+        sum += terms(fold - 1).0;
+        fold += 1;
+    }
+    sum += terms(FOLDS - 1).0;
+    sum as f32
+}
+
+binned_float!(
+    f32, u32, mantissa: 24, exponent_mask: 0xff, width: 13, max_index: 20, endurance: 512,
+    index_base: 266, dindex_base: 254, max_exp: 128, subnormal_base: 149,
+    bin0: 0x7f40_0000, top_exponent: 254,
+    compression: 1.0 / 4096.0, half_expansion: 2048.0, nan: 0x7fc0_0000,
+    convert: convert_f32
+);
+binned_float!(
+    f64, u64, mantissa: 53, exponent_mask: 0x7ff, width: 40, max_index: 51, endurance: 2048,
+    index_base: 2060, dindex_base: 2046, max_exp: 1024, subnormal_base: 1074,
+    bin0: 0x7fe8_0000_0000_0000, top_exponent: 2046,
+    compression: 1.0 / 16384.0, half_expansion: 8192.0, nan: 0x7ff8_0000_0000_0000,
+    convert: convert_f64
+);
+
+/// The value of an `f64` state, CUB's `conv_binned_to_double` with its scale fixed: states
+/// whose top folds are near the top of the range are added up scaled down by 2^-66 and scaled
+/// back by 2^66 (CUB scales back by 2^-66 again, so sums above ~2^904 come out 2^132 too small).
+fn convert_f64(state: &Binned<f64>) -> f64 {
+    const SCALED_UP_TO: i32 = 3 * 53 / 40;
+    let scale_down = f64::from_bits((1023 - 66) << 52); // 2^-66
+    let scale_up = f64::from_bits((1023 + 66) << 52); // 2^66
+    let expansion = 2.0 * f64::HALF_EXPANSION;
+    let index = state.index();
+    let terms = |fold: usize| state.fold_terms(fold);
+    let mut sum = 0.0f64;
+    if index > SCALED_UP_TO {
+        sum += terms(0).1;
+        let mut fold = 1;
+        while fold < FOLDS {
+            sum += terms(fold).1;
+            sum += terms(fold - 1).0;
+            fold += 1;
+        }
+        return sum + terms(FOLDS - 1).0;
+    }
+    let scaled = (SCALED_UP_TO - index).clamp(0, FOLDS as i32) as usize;
+    let mut fold;
+    if index == 0 {
+        sum += terms(0).1 * scale_down * expansion;
+        sum += terms(1).1 * scale_down;
+        sum += terms(0).0 * scale_down * expansion;
+        fold = 2;
+    } else {
+        sum += terms(0).1 * scale_down;
+        fold = 1;
+    }
+    while fold < scaled {
+        sum += terms(fold).1 * scale_down;
+        sum += terms(fold - 1).0 * scale_down;
+        fold += 1;
+    }
+    if fold == FOLDS {
+        sum += terms(FOLDS - 1).0 * scale_down;
+        return sum * scale_up;
+    }
+    if !(sum * scale_up).is_finite() {
+        return sum * scale_up;
+    }
+    sum *= scale_up;
+    while fold < FOLDS {
+        sum += terms(fold).1;
+        sum += terms(fold - 1).0;
+        fold += 1;
+    }
+    sum + terms(FOLDS - 1).0
+}
+
+/// Moves between lanes, shared and global memory as its words, part after part (a warp
+/// shuffle of a state is one `shfl` per word).
+impl<F: BinnedFloat> Value for Binned<F> {
+    type Words = F::StateWords;
+    #[inline(always)]
+    fn to_words(self) -> F::StateWords {
+        let mut words = <F::StateWords as Words>::ZERO;
+        let per = size_of::<F>() / size_of::<u32>();
+        let mut part = 0;
+        while part < PARTS {
+            let value = match part {
+                0..FOLDS => self.primary[part],
+                FOLDS..6 => self.carry[part - FOLDS],
+                _ => self.special,
+            };
+            let value = value.to_words();
+            let mut word = 0;
+            while word < per {
+                words.as_mut()[part * per + word] = value.as_ref()[word];
+                word += 1;
+            }
+            part += 1;
+        }
+        words
+    }
+    #[inline(always)]
+    fn from_words(words: F::StateWords) -> Self {
+        let per = size_of::<F>() / size_of::<u32>();
+        let part = |part: usize| {
+            let mut value = <F::Words as Words>::ZERO;
+            let mut word = 0;
+            while word < per {
+                value.as_mut()[word] = words.as_ref()[part * per + word];
+                word += 1;
+            }
+            F::from_words(value)
+        };
+        Binned {
+            primary: [part(0), part(1), part(2)],
+            carry: [part(3), part(4), part(5)],
+            special: part(6),
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! The reproducible kernels: a thread's batches into two [`Binned`] states, the block's and the
+//! grid's merges, and the kernel that merges states computed elsewhere. See the parent module
+//! for what changes against v8 and why.
+
+use super::binned::{Binned, BinnedFloat};
+use super::{Conclusion, Reproducible, VECTORS_IN_FLIGHT};
+use crate::device::{
+    FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_dim_x, block_idx_x,
+    grid_dim_x, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down,
+};
+use crate::element::Vector16;
+use crate::params::Scratch;
+
+/// A thread's two states (even lanes, odd lanes: two independent chains of additions) and the
+/// deposits each took at most since they were last renormalised.
+struct Accumulators<F> {
+    even: Binned<F>,
+    odd: Binned<F>,
+    pending: u32,
+}
+
+impl<F: BinnedFloat> Accumulators<F> {
+    #[inline(always)]
+    fn new() -> Self {
+        Accumulators {
+            even: Binned::EMPTY,
+            odd: Binned::EMPTY,
+            pending: 0,
+        }
+    }
+
+    /// Renormalises both states first if `deposits` more would pass the endurance.
+    #[inline(always)]
+    fn make_room(&mut self, deposits: u32) {
+        if self.pending + deposits > F::ENDURANCE {
+            self.even.renorm();
+            self.odd.renorm();
+            self.pending = 0;
+        }
+        self.pending += deposits;
+    }
+
+    /// Deposits a batch of vectors: one update to their largest magnitude, then each lane
+    /// (even lanes to one state, odd lanes to the other). Returns `false` if the batch held a
+    /// NaN or an infinity: the caller then hands the same vectors to [`Self::rescan`].
+    #[inline(always)]
+    fn add_vectors<T: Reproducible<Fold = F>, const V: usize>(
+        &mut self,
+        loaded: [T::Vector16; V],
+    ) -> bool {
+        let lanes = <T::Vector16 as Vector16<T>>::LANES;
+        self.make_room((V * lanes / 2) as u32);
+        let mut largest = F::ZERO;
+        let mut v = 0;
+        while v < V {
+            loaded[v].each(|_, x| largest = largest.max_abs(x.to_fold()));
+            v += 1;
+        }
+        let index = F::index_for(largest);
+        self.even.update(index);
+        self.odd.update(index);
+        let (even, odd) = (&mut self.even, &mut self.odd);
+        if even.in_top_bin() || odd.in_top_bin() {
+            // Magnitudes near the type's largest: bin 0 takes its deposits scaled (rare).
+            let mut v = 0;
+            while v < V {
+                loaded[v].each(|lane, x| {
+                    let state = if lane % 2 == 0 { &mut *even } else { &mut *odd };
+                    if state.in_top_bin() {
+                        state.deposit_top(x.to_fold());
+                    } else {
+                        state.deposit(x.to_fold());
+                    }
+                });
+                v += 1;
+            }
+        } else {
+            let mut v = 0;
+            while v < V {
+                loaded[v].each(|lane, x| {
+                    if lane % 2 == 0 {
+                        even.deposit(x.to_fold());
+                    } else {
+                        odd.deposit(x.to_fold());
+                    }
+                });
+                v += 1;
+            }
+        }
+        // A NaN or an infinity anywhere in the batch left a top fold NaN or infinite.
+        even.top_is_finite() && odd.top_is_finite()
+    }
+
+    /// The batch that [`Self::add_vectors`] found a NaN or an infinity in, read again: its
+    /// non-finite values go to the special sum, which is now the result, so the folds are
+    /// dropped (the rest of the input still goes through them, unread at the end).
+    #[cold]
+    #[inline(never)]
+    fn rescan<T: Reproducible<Fold = F>, const V: usize>(&mut self, loaded: [T::Vector16; V]) {
+        let mut v = 0;
+        while v < V {
+            loaded[v].each(|_, x| {
+                let x = x.to_fold();
+                if !x.is_finite() {
+                    self.even.add_special(x);
+                }
+            });
+            v += 1;
+        }
+        self.even = self.even.only_special();
+        self.odd = Binned::EMPTY;
+        self.pending = 0;
+    }
+
+    /// One scalar (head and tail), into the even state.
+    #[inline(always)]
+    fn add_one(&mut self, x: F) {
+        if !x.is_finite() {
+            self.even.add_special(x);
+            return;
+        }
+        self.make_room(1);
+        self.even.update(F::index_for(x));
+        if self.even.in_top_bin() {
+            self.even.deposit_top(x);
+        } else {
+            self.even.deposit(x);
+        }
+    }
+
+    /// The thread's state: both renormalised, merged.
+    #[inline(always)]
+    fn settle(mut self) -> Binned<F> {
+        self.even.renorm();
+        self.odd.renorm();
+        self.even.merge(&self.odd);
+        self.even
+    }
+}
+
+/// This thread's state of `input`: its vectors four at a time, the ones left one at a time,
+/// its head and tail scalars. Thread `thread` of `threads`.
+#[inline(always)]
+fn thread_state<T: Reproducible>(
+    input: &GlobalSlice<T>,
+    thread: usize,
+    threads: usize,
+) -> Binned<T::Fold> {
+    let (head, vectors, tail_start) = input.split_vectors();
+    let mut acc = Accumulators::new();
+    let mut vector = thread;
+    let in_flight = VECTORS_IN_FLIGHT * threads;
+    while vector + in_flight - threads < vectors.len() {
+        let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
+        if !acc.add_vectors::<T, VECTORS_IN_FLIGHT>(loaded) {
+            acc.rescan::<T, VECTORS_IN_FLIGHT>(
+                vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads),
+            );
+        }
+        vector += in_flight;
+    }
+    while vector < vectors.len() {
+        if !acc.add_vectors::<T, 1>([vectors.load(vector)]) {
+            acc.rescan::<T, 1>([vectors.load(vector)]);
+        }
+        vector += threads;
+    }
+    if thread < head {
+        acc.add_one(input.load(thread).to_fold());
+    }
+    if tail_start + thread < input.len() {
+        acc.add_one(input.load(tail_start + thread).to_fold());
+    }
+    acc.settle()
+}
+
+/// Merges the states of the first `lanes` lanes (a power of two ≤ 32) into lane 0.
+#[inline(always)]
+fn warp_merge<F: BinnedFloat>(mut state: Binned<F>, lanes: u32) -> Binned<F> {
+    let mut offset = lanes / 2;
+    while offset > 0 {
+        let (other, _) = warp_shuffle_down(FULL_MASK, state, offset, WARP_SIZE);
+        state.merge(&other);
+        offset /= 2;
+    }
+    state
+}
+
+/// Merges one state per thread over the block (v7's shuffle reduction, with states): the
+/// result is valid in thread 0. Every thread must call it (it has a barrier).
+#[inline(always)]
+fn block_merge<F: BinnedFloat>(
+    state: Binned<F>,
+    tid: u32,
+    block: u32,
+    warp_states: &SharedArray<Binned<F>>,
+) -> Binned<F> {
+    let warps = block / WARP_SIZE;
+    let (warp, lane) = (tid / WARP_SIZE, tid % WARP_SIZE);
+    let state = warp_merge(state, WARP_SIZE);
+    if lane == 0 {
+        warp_states.store(warp as usize, state);
+    }
+    sync_threads();
+    if warp == 0 {
+        let state = if lane < warps {
+            warp_states.load(lane as usize)
+        } else {
+            Binned::EMPTY
+        };
+        warp_merge(state, warps)
+    } else {
+        Binned::EMPTY
+    }
+}
+
+/// Every thread's `state` merged over the grid, as v8 hands over: block states to `partials`,
+/// fence, ticket; the last block merges them and writes `C`'s conclusion of the whole (of
+/// `count` elements) to `output[0]`.
+#[inline(always)]
+fn conclude_grid<F: BinnedFloat, C: Conclusion<F>>(
+    state: Binned<F>,
+    count: usize,
+    scratch: Scratch<Binned<F>>,
+    output: GlobalSliceMut<C::Out>,
+) {
+    let tid = thread_idx_x();
+    let block = block_dim_x();
+    let grid = grid_dim_x();
+    let warp_states = shared_array![Binned<F>; (block / WARP_SIZE) as usize];
+    let ticket = shared_array![u32; 1; after warp_states];
+
+    let block_state = block_merge(state, tid, block, &warp_states);
+    if grid == 1 {
+        if tid == 0 {
+            output.store(0, C::conclude(block_state, count));
+        }
+        return;
+    }
+    let retired = scratch.retired.at(0);
+    if tid == 0 {
+        scratch.partials.store(block_idx_x() as usize, block_state);
+        // Release: this state is visible device-wide before the ticket is drawn.
+        thread_fence();
+        ticket.store(0, retired.fetch_add(1));
+    }
+    sync_threads();
+    if ticket.load(0) != grid - 1 {
+        return;
+    }
+
+    // The last block: every other block's state was fenced before its ticket.
+    thread_fence();
+    let mut state = Binned::EMPTY;
+    let mut index = tid as usize;
+    while index < grid as usize {
+        state.merge(&scratch.partials.load(index));
+        index += block as usize;
+    }
+    let total = block_merge(state, tid, block, &warp_states);
+    if tid == 0 {
+        output.store(0, C::conclude(total, count));
+        retired.reset();
+    }
+}
+
+/// The reproducible sum, mean or state of `input` (see the module docs of
+/// [`crate::reproducible`]).
+pub fn reduce_reproducible<T: Reproducible, C: Conclusion<T::Fold>>(
+    input: GlobalSlice<T>,
+    scratch: Scratch<Binned<T::Fold>>,
+    output: GlobalSliceMut<C::Out>,
+) {
+    let thread = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
+    let threads = block_dim_x() as usize * grid_dim_x() as usize;
+    let state = thread_state(&input, thread, threads);
+    conclude_grid::<T::Fold, C>(state, input.len(), scratch, output);
+}
+
+/// The sum of `states` (each the state of one shard of an input, from
+/// `reproducible_state_*`): the same bits as one launch over the whole input.
+pub fn merge_states<F: BinnedFloat, C: Conclusion<F>>(
+    states: GlobalSlice<Binned<F>>,
+    scratch: Scratch<Binned<F>>,
+    output: GlobalSliceMut<C::Out>,
+) {
+    let thread = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
+    let threads = block_dim_x() as usize * grid_dim_x() as usize;
+    let mut state = Binned::EMPTY;
+    let mut index = thread;
+    while index < states.len() {
+        // Renormalising a renormalised state changes nothing; one that was not is now.
+        let mut shard = states.load(index);
+        shard.renorm();
+        state.merge(&shard);
+        index += threads;
+    }
+    conclude_grid::<F, C>(state, states.len(), scratch, output);
+}

@@ -1,0 +1,359 @@
+//! `Binned` against the golden values of the CUB research memo (a line-by-line host port of
+//! CUB's `rfa.cuh`), against exact sums, and against itself in other orders and splits.
+
+use super::binned::{Binned, BinnedFloat};
+use crate::element::Value;
+use std::vec;
+use std::vec::Vec;
+
+/// A small seeded generator (splitmix64): tests need no crate for this.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// Uniform in [-1, 1), every bit of a random f32 mantissa (values near 0 have low bits).
+    fn unit_f32(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+    fn shuffle<T>(&mut self, xs: &mut [T]) {
+        for i in (1..xs.len()).rev() {
+            xs.swap(i, self.below(i + 1));
+        }
+    }
+}
+
+/// `0x1.b1253p+22` → its value (the memo writes states as C hex floats).
+fn hex(text: &str) -> f64 {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let text = text.strip_prefix("0x").expect("0x");
+    let (mantissa, exponent) = text.split_once('p').expect("p");
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut value = u64::from_str_radix(whole, 16).unwrap() as f64;
+    for (k, digit) in fraction.chars().enumerate() {
+        value += digit.to_digit(16).unwrap() as f64 / 16f64.powi(k as i32 + 1);
+    }
+    let value = value * 2f64.powi(exponent.parse().unwrap());
+    if negative { -value } else { value }
+}
+
+fn words<F: BinnedFloat>(state: &Binned<F>) -> Vec<u32> {
+    state.to_words().as_ref().to_vec()
+}
+
+/// The kernel's way: batches, one `update` per batch to its largest magnitude, deposits
+/// without renormalising until `ENDURANCE` would be passed, then one renorm at the end.
+fn batched<F: BinnedFloat>(xs: &[F], batch: usize) -> Binned<F> {
+    let mut state = Binned::EMPTY;
+    let mut pending = 0;
+    for chunk in xs.chunks(batch) {
+        if pending + chunk.len() as u32 > F::ENDURANCE {
+            state.renorm();
+            pending = 0;
+        }
+        pending += chunk.len() as u32;
+        let largest = chunk.iter().fold(F::ZERO, |m, &x| m.max_abs(x));
+        state.update(F::index_for(largest));
+        for &x in chunk {
+            if state.in_top_bin() {
+                state.deposit_top(x);
+            } else {
+                state.deposit(x);
+            }
+        }
+    }
+    state.renorm();
+    state
+}
+
+/// `xs` cut at random places into shards, each summed on its own, merged in a random order.
+fn split_and_merge<F: BinnedFloat>(xs: &[F], rng: &mut Rng, shards: usize) -> Binned<F> {
+    let mut cuts: Vec<usize> = (0..shards - 1).map(|_| rng.below(xs.len() + 1)).collect();
+    cuts.push(0);
+    cuts.push(xs.len());
+    cuts.sort();
+    let mut states: Vec<Binned<F>> = cuts
+        .windows(2)
+        .map(|w| batched(&xs[w[0]..w[1]], 1 + rng.below(40)))
+        .collect();
+    rng.shuffle(&mut states);
+    // A random tree: merge two random states until one is left.
+    while states.len() > 1 {
+        let a = states.swap_remove(rng.below(states.len()));
+        let b = rng.below(states.len());
+        let mut merged = a;
+        merged.merge(&states[b]);
+        states[b] = merged;
+    }
+    states.pop().unwrap_or(Binned::EMPTY)
+}
+
+#[test]
+fn golden_values_of_the_cub_port() {
+    let tenths: Vec<f32> = (0..10_000).map(|i| i as f32 * 0.1f32).collect();
+    let state = Binned::sum_of(tenths.iter().copied());
+    let (primary, carry, _) = state.parts();
+    assert_eq!(state.index(), 9);
+    let expected = ["0x1.b1253p+22", "0x1.8009ap+9", "0x1.955556p-4"];
+    for (p, e) in primary.iter().zip(expected) {
+        assert_eq!(*p, hex(e) as f32, "{primary:?}");
+    }
+    assert_eq!(carry, [4.0, 0.0, 0.0]);
+    assert_eq!(state.value(), hex("0x1.31253p+22") as f32);
+    assert_eq!(state.value(), 4_999_500.0);
+
+    let harmonic = Binned::sum_of((1..=100_000).map(|i| 1.0f32 / i as f32));
+    assert_eq!(
+        (harmonic.index(), harmonic.parts().1),
+        (9, [0.0, 0.0, 54.0])
+    );
+    assert_eq!(harmonic.value(), hex("0x1.82e27ap+3") as f32);
+
+    let harmonic = Binned::sum_of((1..=100_000).map(|i| 1.0f64 / i as f64));
+    assert_eq!(
+        (harmonic.index(), harmonic.parts().1),
+        (25, [0.0, 4.0, -1.0])
+    );
+    assert_eq!(harmonic.value(), hex("0x1.82e27a22f3fbp+3"));
+
+    let cancelling = Binned::sum_of((0..1000).flat_map(|_| [1e8f32, 1.0, -1e8]));
+    assert_eq!((cancelling.index(), cancelling.value()), (7, 1000.0));
+
+    let negative = Binned::sum_of([-2.5f32]);
+    let (primary, carry, _) = negative.parts();
+    assert_eq!(negative.index(), 9);
+    assert_eq!(primary[0], hex("0x1.bffff6p+22") as f32);
+    assert_eq!(carry, [-1.0, 0.0, 0.0]);
+    assert_eq!(negative.value(), -2.5);
+
+    // Near f32::MAX the top fold is the compressed bin 0.
+    let huge = Binned::sum_of([3e38f32]);
+    let (primary, _, _) = huge.parts();
+    assert_eq!(huge.index(), 0);
+    assert!(huge.in_top_bin());
+    for (p, e) in primary
+        .iter()
+        .zip(["0x1.801c36p+127", "0x1.800798p+126", "0x1.8p+113"])
+    {
+        assert_eq!(*p, hex(e) as f32, "{primary:?}");
+    }
+    assert_eq!(huge.value(), 3e38);
+}
+
+#[test]
+fn f32_sums_whose_bits_the_folds_hold_are_correctly_rounded() {
+    // Multiples of 2^-24 in [-1, 1): every bit lies within the three folds, so the state is
+    // the exact sum, and the value is it rounded once (f64 adds these exactly).
+    let mut rng = Rng(7);
+    for n in [1usize, 2, 3, 100, 4096, 100_000] {
+        let xs: Vec<f32> = (0..n)
+            .map(|_| (rng.next() >> 39) as i64 - (1 << 24))
+            .map(|k| k as f32 / (1u64 << 24) as f32)
+            .collect();
+        let exact: f64 = xs.iter().map(|&x| f64::from(x)).sum();
+        let state = Binned::sum_of(xs.iter().copied());
+        assert_eq!(state.value(), exact as f32, "n = {n}");
+        assert_eq!(words(&batched(&xs, 16)), words(&state), "n = {n}");
+    }
+}
+
+#[test]
+fn f64_sums_are_within_an_ulp_of_the_exact_sum() {
+    let mut rng = Rng(11);
+    for n in [1usize, 5, 1000, 50_000] {
+        let ks: Vec<i64> = (0..n)
+            .map(|_| (rng.next() >> 13) as i64 - (1 << 50))
+            .collect();
+        let scale = 2f64.powi(-40);
+        let xs: Vec<f64> = ks.iter().map(|&k| k as f64 * scale).collect();
+        let exact = ks.iter().map(|&k| i128::from(k)).sum::<i128>() as f64 * scale;
+        let got = Binned::sum_of(xs.iter().copied()).value();
+        let ulp = f64::from_bits(exact.abs().to_bits() + 1) - exact.abs();
+        assert!((got - exact).abs() <= ulp, "n = {n}: {got} vs {exact}");
+    }
+}
+
+#[test]
+fn random_splits_and_merge_orders_give_the_same_bits() {
+    let mut rng = Rng(3);
+    for round in 0..20 {
+        let n = 1 + rng.below(5000);
+        // Magnitudes over a wide range, so that shards start at different bins.
+        let xs: Vec<f32> = (0..n)
+            .map(|_| rng.unit_f32() * 2f32.powi(rng.below(60) as i32 - 30))
+            .collect();
+        let whole = Binned::sum_of(xs.iter().copied());
+        for shards in [1, 2, 3, 7, 64] {
+            let merged = split_and_merge(&xs, &mut rng, shards);
+            assert_eq!(
+                words(&merged),
+                words(&whole),
+                "round {round}, {shards} shards"
+            );
+        }
+        let mut shuffled = xs.clone();
+        rng.shuffle(&mut shuffled);
+        assert_eq!(
+            words(&batched(&shuffled, 13)),
+            words(&whole),
+            "round {round}"
+        );
+
+        let xs64: Vec<f64> = xs
+            .iter()
+            .map(|&x| f64::from(x) * 1e200 * f64::from(x))
+            .collect();
+        let whole = Binned::sum_of(xs64.iter().copied());
+        let merged = split_and_merge(&xs64, &mut rng, 5);
+        assert_eq!(words(&merged), words(&whole), "round {round} (f64)");
+    }
+}
+
+#[test]
+fn renormalising_often_or_rarely_gives_the_same_state() {
+    // Thousands of deposits of one sign between renormalisations (the endurance), against one
+    // renorm per deposit: CUB's bug (b) would show here as a different state.
+    let xs = vec![0.999_999_9f32; 20_000];
+    let sequential = Binned::sum_of(xs.iter().copied());
+    for batch in [1, 16, 64, 511, 512] {
+        assert_eq!(words(&batched(&xs, batch)), words(&sequential), "{batch}");
+    }
+    assert_eq!(sequential.value(), 19_999.998);
+}
+
+#[test]
+fn nan_and_infinities_are_summed_aside_in_any_order() {
+    let canonical = f32::NAN.to_bits();
+    let sum = |xs: &[f32]| Binned::sum_of(xs.iter().copied()).value();
+    assert_eq!(sum(&[1.0, f32::INFINITY, 2.0]), f32::INFINITY);
+    assert_eq!(sum(&[1.0, f32::NEG_INFINITY]), f32::NEG_INFINITY);
+    assert_eq!(
+        sum(&[f32::INFINITY, 5.0, f32::NEG_INFINITY]).to_bits(),
+        canonical
+    );
+    assert_eq!(
+        sum(&[f32::from_bits(0xffc0_1234), 1.0]).to_bits(),
+        canonical
+    );
+    assert_eq!(sum(&[f32::NAN, f32::INFINITY]).to_bits(), canonical);
+    // Merging: the specials add up whatever the split.
+    let mut a = Binned::sum_of([f32::INFINITY, 1.0]);
+    let b = Binned::sum_of([2.0f32, f32::NEG_INFINITY]);
+    a.merge(&b);
+    assert_eq!(a.value().to_bits(), canonical);
+    let mut c = Binned::sum_of([3.0f32]);
+    c.merge(&Binned::sum_of([f32::INFINITY]));
+    assert_eq!(c.value(), f32::INFINITY);
+    // A finite sum that overflows is +inf (CUB: the same), not NaN.
+    assert_eq!(sum(&[f32::MAX, f32::MAX]), f32::INFINITY);
+    assert_eq!(sum(&[f32::MAX, 1.0]), f32::MAX);
+    let sum64 = |xs: &[f64]| Binned::sum_of(xs.iter().copied()).value();
+    assert_eq!(sum64(&[f64::INFINITY, -1.0]), f64::INFINITY);
+    assert!(sum64(&[f64::NAN, 1.0]).to_bits() == f64::NAN.to_bits());
+}
+
+#[test]
+fn zeros_and_empty_inputs_are_positive_zero() {
+    let empty = Binned::<f32>::EMPTY;
+    assert_eq!(empty.value().to_bits(), 0);
+    for xs in [vec![0.0f32; 10], vec![-0.0f32; 10], vec![0.0, -0.0]] {
+        let state = Binned::sum_of(xs.iter().copied());
+        assert_eq!(state.value().to_bits(), 0, "{xs:?}");
+        // CUB's bug (a): an all-zero input left garbage that depended on the split.
+        let mut rng = Rng(5);
+        assert_eq!(words(&split_and_merge(&xs, &mut rng, 3)), words(&state));
+    }
+    // Exact cancellation is +0 too.
+    assert_eq!(Binned::sum_of([1.5f32, -1.5]).value().to_bits(), 0);
+    assert_eq!(Binned::sum_of([0.0f64; 3]).value().to_bits(), 0);
+    // Merging with an empty state changes nothing, from either side.
+    let x = Binned::sum_of([1.25f32, 7.0]);
+    let (mut left, mut right) = (Binned::EMPTY, x);
+    left.merge(&x);
+    right.merge(&Binned::EMPTY);
+    assert_eq!(words(&left), words(&x));
+    assert_eq!(words(&right), words(&x));
+}
+
+#[test]
+fn subnormals_count_down_to_the_finest_bin() {
+    // The finest f32 bin has an ulp of 2^-144: subnormal multiples of it add up exactly...
+    let tiny = 2f32.powi(-140);
+    assert!(tiny < f32::MIN_POSITIVE);
+    assert_eq!(
+        Binned::sum_of(std::iter::repeat_n(tiny, 1000)).value(),
+        1000.0 * tiny
+    );
+    // ...and anything finer is rounded away per value, the same way in every order.
+    let mut rng = Rng(9);
+    let xs: Vec<f32> = (0..3000)
+        .map(|_| f32::from_bits((rng.next() as u32) & 0x807f_ffff))
+        .collect();
+    let whole = Binned::sum_of(xs.iter().copied());
+    assert_eq!(words(&split_and_merge(&xs, &mut rng, 9)), words(&whole));
+    let exact: f64 = xs.iter().map(|&x| f64::from(x)).sum();
+    assert!((f64::from(whole.value()) - exact).abs() <= 3000.0 * 2f64.powi(-145));
+    // f64 subnormals down to the finest bin's ulp, 2^-1055 (CUB's index quirk drops them all).
+    let tiny = 2f64.powi(-1050);
+    assert_eq!(
+        Binned::sum_of(std::iter::repeat_n(tiny, 8)).value(),
+        8.0 * tiny
+    );
+}
+
+#[test]
+fn values_near_the_top_of_the_range_use_the_compressed_bin() {
+    let sum = |xs: &[f32]| Binned::sum_of(xs.iter().copied()).value();
+    assert_eq!(sum(&[f32::MAX, -f32::MAX, 2f32.powi(100)]), 2f32.powi(100));
+    assert_eq!(sum(&[f32::MAX, f32::MAX / 2.0, -f32::MAX]), f32::MAX / 2.0);
+    // The exact sum of these three f32s, rounded once (2e38 itself is not it).
+    let exact = (-3e38f32 as f64 + -1e38f32 as f64 + 2e38f32 as f64) as f32;
+    assert_eq!(sum(&[-3e38, -1e38, 2e38]), exact);
+    let mut rng = Rng(13);
+    let xs: Vec<f32> = (0..2000).map(|_| rng.unit_f32() * 1e35).collect();
+    let whole = Binned::sum_of(xs.iter().copied());
+    assert_eq!(words(&split_and_merge(&xs, &mut rng, 6)), words(&whole));
+    assert_eq!(words(&batched(&xs, 16)), words(&whole));
+
+    // f64: CUB's bug (e) scaled these by 2^-132.
+    let sum64 = |xs: &[f64]| Binned::sum_of(xs.iter().copied()).value();
+    assert_eq!(sum64(&[1e300]), 1e300);
+    assert_eq!(sum64(&[1e308, 1e308, -1e308]), 1e308);
+    assert_eq!(sum64(&[f64::MAX, f64::MAX]), f64::INFINITY);
+    assert_eq!(
+        sum64(&[-f64::MAX, 2f64.powi(1000), f64::MAX]),
+        2f64.powi(1000)
+    );
+    let xs: Vec<f64> = (0..500)
+        .map(|_| f64::from(rng.unit_f32()) * 1e306)
+        .collect();
+    let whole = Binned::sum_of(xs.iter().copied());
+    assert_eq!(words(&split_and_merge(&xs, &mut rng, 4)), words(&whole));
+    let exact: f64 = xs.iter().sum();
+    assert!((whole.value() - exact).abs() <= 1e-12 * xs.iter().map(|x| x.abs()).sum::<f64>());
+}
+
+#[test]
+fn states_round_trip_through_their_words() {
+    let state = Binned::sum_of([1.0f64, -3.5e10, 7e-5]);
+    let back = Binned::<f64>::from_words(state.to_words());
+    assert_eq!(words(&back), words(&state));
+    assert_eq!(size_of::<Binned<f32>>(), super::STATE_BYTES_F32);
+    assert_eq!(super::STATE_BYTES_F32, super::state_bytes(4));
+    assert_eq!(super::STATE_BYTES_F64, super::state_bytes(8));
+    let f32_state = Binned::sum_of([2.0f32, 0.25]);
+    assert_eq!(
+        words(&Binned::<f32>::from_words(f32_state.to_words())),
+        words(&f32_state)
+    );
+}

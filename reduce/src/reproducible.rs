@@ -1,0 +1,267 @@
+//! Reproducible sums: the same bits for any grid, block size, GPU model and split of the input.
+//!
+//! A [`Reducer`](crate::Reducer) made [`with_reproducible(true)`](crate::Reducer::with_reproducible)
+//! adds float sums and means with binned accumulation (Demmel and Nguyen's, as ReproBLAS and
+//! CUB's `gpu_to_gpu` determinism): each value's bits are collected, exactly, in three
+//! fixed-width bins set by the largest magnitude, and the total is rounded once at the end.
+//! The result does not depend on the order of the additions, so it is the same on every GPU,
+//! with every launch shape, on the simulator, and when the input is cut into shards whose
+//! [`PartialSum`]s are merged later (a sum over several GPUs):
+//!
+//! ```
+//! use reduce_rs::Reducer;
+//! use reduce_rs::reproducible::PartialSum;
+//! let data: Vec<f32> = (0..100_000).map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5).collect();
+//! let whole = Reducer::simulator().with_reproducible(true).sum(&data)?;
+//! let other_shape = Reducer::simulator().with_reproducible(true).with_block_size(64)?.with_max_blocks(3);
+//! assert_eq!(other_shape.sum(&data)?.to_bits(), whole.to_bits());
+//! // Two shards, each on its own (another GPU, another call), merged:
+//! let reducer = Reducer::simulator();
+//! let (left, right) = data.split_at(12_345);
+//! let parts = [reducer.partial_sum(left)?, reducer.partial_sum(right)?];
+//! assert_eq!(reducer.merge_partial_sums(&parts)?.to_bits(), whole.to_bits());
+//! // The same on the host, without a GPU:
+//! assert_eq!(PartialSum::of(data.iter().copied()).value().to_bits(), whole.to_bits());
+//! # Ok::<(), reduce_rs::Error>(())
+//! ```
+//!
+//! # What it guarantees
+//! - `sum` and `mean` of `f32`, `f64`, `f16`, `bf16` (added up in `f32`), and `mean` of the
+//!   integer types (added up in `f64`, each 64-bit integer rounded to `f64` once): the same bits
+//!   for any launch and any split. Integer sums (exact, wrapping), `min`, `max`, `argmin` and
+//!   `argmax` are already order-independent, and unchanged.
+//! - Accuracy: each input is rounded, once and on its own, to the finest bin's ulp, at most
+//!   2^-26 (f32) or 2^-80 (f64) of the largest magnitude; these are summed exactly and the
+//!   total is rounded once. The error is at most `n·2^-26·max|x|` (f32; `n·2^-80·max|x|` for
+//!   f64) plus that rounding, and in practice (errors of both signs) far less: usually the
+//!   correctly rounded sum. `bench --accuracy` measures it.
+//! - NaN anywhere, or `+inf` with `-inf`, gives NaN (one fixed bit pattern); otherwise an
+//!   infinity gives that infinity; a finite sum too large for the type gives an infinity. An
+//!   empty input, all zeros, or a sum that cancels exactly gives `+0.0`.
+//!
+//! # What it costs
+//! Every element goes through three folds (about 12 instructions instead of one addition): the
+//! kernel is still limited by memory bandwidth on the H100 and H200, at a cost `bench` shows
+//! beside v8 ("reduce-rs reproducible"). The states are 28 bytes (`f32`) or 56 bytes (`f64`).
+
+use crate::element::DType;
+use crate::op::OpKind;
+use crate::plan::{LaunchShape, MAX_GRID};
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use kernels_gpu::launch::{WARP_SIZE, elements_per_vector};
+use kernels_gpu::reproducible::{DEFAULT_BLOCK, MIN_VECTORS_PER_THREAD};
+use std::fmt;
+
+pub use kernels_gpu::reproducible::{Binned, BinnedFloat, STATE_BYTES_F32, STATE_BYTES_F64};
+
+/// The floats a reproducible sum is kept in: `f32` (for `f32`, `f16`, `bf16`) and `f64`.
+pub trait SumFloat:
+    BinnedFloat + DeviceRepr + ValidAsZeroBits + PartialEq + fmt::Debug + sealed::Sealed
+{
+    /// `f32` or `f64`, as the merging kernels are named.
+    const DTYPE: DType;
+}
+impl SumFloat for f32 {
+    const DTYPE: DType = DType::F32;
+}
+impl SumFloat for f64 {
+    const DTYPE: DType = DType::F64;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// The unfinished reproducible sum of part of an input: what one shard contributes to a sum
+/// split over GPUs, calls or hosts. Merge any number of them, in any order, and the
+/// [`value`](PartialSum::value) is the same bits as the reproducible sum of the whole input.
+///
+/// [`STATE_BYTES_F32`] (28) or [`STATE_BYTES_F64`] (56) bytes, `repr(C)`: device buffers of
+/// them are what [`Reducer::partial_sum_into`](crate::Reducer::partial_sum_into) writes and
+/// [`Reducer::merge_partial_sums_into`](crate::Reducer::merge_partial_sums_into) reads; a
+/// zeroed buffer holds empty sums. Two `PartialSum`s are equal when their bits are.
+///
+/// ```
+/// use reduce_rs::reproducible::PartialSum;
+/// let mut left = PartialSum::of([1e8f32, 1.0]);
+/// left.merge(&PartialSum::of([-1e8f32, 0.5]));
+/// assert_eq!(left.value(), 1.5);
+/// assert_eq!(left, PartialSum::of([0.5f32, -1e8, 1.0, 1e8]));
+/// ```
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct PartialSum<F: SumFloat>(Binned<F>);
+
+// SAFETY: `repr(transparent)` over `Binned<F>`, which is `repr(C)` of seven `F`s: plain bytes,
+// the layout the kernels read and write.
+unsafe impl<F: SumFloat> DeviceRepr for PartialSum<F> {}
+// SAFETY: all-zero bytes are `Binned::EMPTY`, the sum of nothing.
+unsafe impl<F: SumFloat> ValidAsZeroBits for PartialSum<F> {}
+
+impl<F: SumFloat> PartialEq for PartialSum<F> {
+    fn eq(&self, other: &Self) -> bool {
+        use kernels_gpu::element::Value;
+        self.0.to_words().as_ref() == other.0.to_words().as_ref()
+    }
+}
+
+impl<F: SumFloat> Default for PartialSum<F> {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl<F: SumFloat> PartialSum<F> {
+    /// The sum of nothing.
+    pub const EMPTY: Self = PartialSum(Binned::EMPTY);
+
+    /// The partial sum of `values`, on the host.
+    ///
+    /// ```
+    /// use reduce_rs::reproducible::PartialSum;
+    /// assert_eq!(PartialSum::of([0.1f64, 0.2, 0.3]).value(), 0.6);
+    /// ```
+    pub fn of(values: impl IntoIterator<Item = F>) -> Self {
+        PartialSum(Binned::sum_of(values))
+    }
+
+    /// Adds one value.
+    pub fn add(&mut self, x: F) {
+        self.0.add(x);
+    }
+
+    /// Adds the values `other` holds (exactly: order and grouping do not matter).
+    pub fn merge(&mut self, other: &Self) {
+        self.0.merge(&other.0);
+    }
+
+    /// The sum, rounded once (see [the module docs](self) for NaN, infinities and zeros).
+    pub fn value(&self) -> F {
+        self.0.value()
+    }
+
+    /// The binned state (folds, carries, the sum of non-finite values).
+    pub fn binned(&self) -> &Binned<F> {
+        &self.0
+    }
+
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
+        assert!(bytes.len() >= size_of::<Self>(), "a whole state was read");
+        // SAFETY: `bytes` holds a state the kernel wrote: seven floats, any bits of which are a
+        // valid `PartialSum`.
+        unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) }
+    }
+
+    pub(crate) fn bytes_of(states: &[Self]) -> &[u8] {
+        // SAFETY: plain floats without padding; the slice covers exactly their memory.
+        unsafe { std::slice::from_raw_parts(states.as_ptr().cast(), size_of_val(states)) }
+    }
+}
+
+/// The reproducible kernel for `dtype` and `op`, if the mode changes that reduction: sums of
+/// the float types, means of every type (`reproducible_f32_sum`).
+///
+/// ```
+/// use reduce_rs::{DType, OpKind, reproducible::kernel_for};
+/// assert_eq!(kernel_for(DType::F64, OpKind::Sum).as_deref(), Some("reproducible_f64_sum"));
+/// assert_eq!(kernel_for(DType::I32, OpKind::Sum), None); // exact in any order already
+/// ```
+pub fn kernel_for(dtype: DType, op: OpKind) -> Option<String> {
+    match op {
+        OpKind::Sum if dtype.is_float() => Some(format!("reproducible_{dtype}_sum")),
+        OpKind::Mean => Some(format!("reproducible_{dtype}_mean")),
+        _ => None,
+    }
+}
+
+/// The kernel that writes the partial sum of an input of `dtype`.
+pub(crate) fn state_kernel(dtype: DType) -> String {
+    format!("reproducible_state_{dtype}_sum")
+}
+
+/// The kernel that merges partial sums kept in `F`.
+pub(crate) fn merge_kernel<F: SumFloat>() -> String {
+    format!("reproducible_merge_{}_sum", F::DTYPE)
+}
+
+/// Bytes of the state a reduction of `dtype` keeps: `f32`'s for the 32- and 16-bit floats,
+/// `f64`'s for the rest.
+pub(crate) fn state_bytes(dtype: DType) -> usize {
+    match dtype {
+        DType::F32 | DType::F16 | DType::Bf16 => STATE_BYTES_F32,
+        _ => STATE_BYTES_F64,
+    }
+}
+
+/// Threads per block, unless the user chose.
+pub(crate) fn block(chosen: Option<u32>) -> u32 {
+    chosen.unwrap_or(DEFAULT_BLOCK)
+}
+
+/// Dynamic shared memory of a block: one state per warp, then the ticket.
+pub(crate) fn shared_bytes(block: u32, state_bytes: usize) -> usize {
+    ((block / WARP_SIZE) as usize * state_bytes).next_multiple_of(align_of::<u32>())
+        + size_of::<u32>()
+}
+
+/// The launch over `len` items: elements of `element_bytes` read as 16-byte vectors
+/// (`vectors: true`, at least `MIN_VECTORS_PER_THREAD` per thread), or states read one per
+/// thread; at most `resident` blocks.
+pub(crate) fn launch(
+    len: usize,
+    element_bytes: usize,
+    vectors: bool,
+    state_bytes: usize,
+    block: u32,
+    resident: u64,
+) -> LaunchShape {
+    let per_thread = if vectors {
+        u64::from(MIN_VECTORS_PER_THREAD) * elements_per_vector(element_bytes) as u64
+    } else {
+        1
+    };
+    let grid = (len as u64)
+        .div_ceil(per_thread * u64::from(block))
+        .clamp(1, resident.max(1))
+        .min(MAX_GRID);
+    LaunchShape {
+        grid: grid as u32,
+        block,
+        shared_bytes: shared_bytes(block, state_bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_covers_float_sums_and_every_mean() {
+        assert_eq!(
+            kernel_for(DType::Bf16, OpKind::Sum).as_deref(),
+            Some("reproducible_bf16_sum")
+        );
+        assert_eq!(kernel_for(DType::I32, OpKind::Sum), None);
+        assert_eq!(
+            kernel_for(DType::U64, OpKind::Mean).as_deref(),
+            Some("reproducible_u64_mean")
+        );
+        assert_eq!(kernel_for(DType::F32, OpKind::ArgMax), None);
+        assert_eq!(state_bytes(DType::F16), 28);
+        assert_eq!(state_bytes(DType::I64), 56);
+    }
+
+    #[test]
+    fn launches_fill_the_device_with_at_least_four_vectors_per_thread() {
+        // 2^28 f32 on 132 SMs × 4 resident blocks of 256: the resident blocks.
+        let shape = launch(1 << 28, 4, true, 28, 256, 528);
+        assert_eq!((shape.grid, shape.block), (528, 256));
+        // 8 warps × 28 bytes, then the ticket.
+        assert_eq!(shape.shared_bytes, 8 * 28 + 4);
+        assert_eq!(launch(5000, 4, true, 28, 64, 528).grid, 5);
+        assert_eq!(launch(0, 8, true, 56, 64, 528).grid, 1);
+        assert_eq!(launch(3, 56, false, 56, 64, 528).grid, 1);
+    }
+}
