@@ -51,6 +51,7 @@ pub mod params;
 #[macro_use]
 pub mod registry;
 pub mod shapes;
+pub mod shards;
 pub mod versions;
 
 pub mod read_probe;
