@@ -23,6 +23,8 @@
 //!   ([`Reducer::reduce_into`], [`Reducer::reduce_to_device`]).
 //! - Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, [`half::f16`], [`half::bf16`]
 //!   ([`Element`]). Semantics (NaN, signed zeros, ties, empty inputs): [`op`].
+//! - Several GPUs, in one process or one process per GPU: [`devices`] (NCCL between them, or
+//!   simulated devices without a GPU).
 //! - The kernel is the fastest of the series this project teaches (v8); any other version is
 //!   one call away ([`Reducer::with_version`], [`Version`]).
 //!
@@ -30,6 +32,7 @@
 //! first time it is used), so a crate that depends on this one builds with stable Rust and
 //! needs no CUDA toolkit: the driver is loaded at run time.
 
+pub mod devices;
 mod element;
 mod error;
 mod gpu;

@@ -2,6 +2,7 @@
 //! inputs; `each.rs`: every row, column or segment.
 
 mod each;
+pub(crate) mod shards;
 
 use crate::element::{Element, bytes_of};
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
