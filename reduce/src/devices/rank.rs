@@ -313,6 +313,42 @@ impl Rank {
         self.reduce(Mean, shard)
     }
 
+    /// Every rank's `bytes` (the same length on every rank), in rank order, on the host of
+    /// every rank: a barrier that also carries data (the benchmark gathers its timings and
+    /// checks with it). Waits for this rank's GPU.
+    #[doc(hidden)]
+    pub fn exchange_host(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+        use cudarc::driver::{DevicePtr, DevicePtrMut};
+        let Some(stream) = self.member.stream() else {
+            let all = self
+                .fabric
+                .all_gather_host(vec![(self.rank, bytes.to_vec())])?;
+            return Ok(all.as_ref().clone());
+        };
+        let len = bytes.len().max(1);
+        let mut padded = bytes.to_vec();
+        padded.resize(len, 0);
+        let send = stream
+            .clone_htod(&padded)
+            .doing(|| "copying bytes to exchange to the GPU".into())?;
+        let mut recv = stream
+            .alloc_zeros::<u8>(len * self.world_size)
+            .doing(|| "allocating the exchange's buffer".into())?;
+        {
+            let (send_ptr, _read) = send.device_ptr(stream);
+            let (recv_ptr, _write) = recv.device_ptr_mut(stream);
+            self.fabric
+                .all_gather_device(&[stream], &[send_ptr], &[recv_ptr], len)?;
+        }
+        let all = stream
+            .clone_dtoh(&recv)
+            .doing(|| "copying the exchanged bytes to the host".into())?;
+        Ok(all
+            .chunks(len)
+            .map(|chunk| chunk[..bytes.len()].to_vec())
+            .collect())
+    }
+
     /// NCCL's all-reduce (`ncclSum`) of `buffer` in place, alone (for the benchmark).
     #[doc(hidden)]
     pub fn raw_all_reduce_f32(&self, buffer: &mut CudaSlice<f32>) -> Result<()> {
