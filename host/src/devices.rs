@@ -35,6 +35,9 @@ pub fn parse_devices(text: &str) -> Result<DeviceCount, String> {
     }
 }
 
+/// Timed inputs rotate over copies adding up to at least this per GPU (the L2 holds 50 MB).
+const ROTATE_BYTES: usize = 256 << 20;
+
 /// Simulated devices for `--devices all` without a GPU.
 const SIMULATED_ALL: usize = 2;
 
@@ -150,9 +153,17 @@ pub fn reduce_split<T: HostElement, O: Checked<T> + Default>(
             ms: None,
         });
     }
-    let shards: Vec<CudaSlice<T>> = devices.scatter(input)?;
+    // Copies of the shards adding up to at least ROTATE_BYTES per GPU, read in turn, so that no
+    // run finds its input in the L2 cache.
+    let copies = ROTATE_BYTES
+        .div_ceil((largest * size_of::<T>()).max(1))
+        .clamp(1, 64);
+    let copies: Vec<Vec<CudaSlice<T>>> = (0..copies)
+        .map(|_| devices.scatter(input))
+        .collect::<reduce_rs::Result<_>>()?;
+    let shards = &copies[0];
     if input.is_empty() {
-        let got = devices.reduce(O::default(), &shards)?;
+        let got = devices.reduce(O::default(), shards)?;
         return Ok(GroupRun {
             verdict: O::check(got, expected, additions),
             same_everywhere: true,
@@ -185,7 +196,7 @@ pub fn reduce_split<T: HostElement, O: Checked<T> + Default>(
             timer.preroll()?;
             events[k].0.record(devices.stream(k).expect("a GPU"))?;
         }
-        let results = devices.all_reduce(O::default(), &shards)?;
+        let results = devices.all_reduce(O::default(), &copies[run as usize % copies.len()])?;
         for (k, (_, end)) in events.iter().enumerate() {
             end.record(devices.stream(k).expect("a GPU"))?;
         }

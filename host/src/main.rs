@@ -79,8 +79,19 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         }
         What::Bench => {
             let dtype = given("dtype").then_some(cli.dtype);
-            let options =
+            let mut options =
                 BenchOptions::new(&cli.bench, dtype, cli.block, timing, cli.ptx_dir.clone());
+            if let Some(count) = cli.devices {
+                if given("shapes") || given("versions") || given("dtypes") || given("dtype") {
+                    bail!(
+                        "bench --devices times the f32 sum of the library over several GPUs: leave out --shapes, --versions, --dtypes and --dtype"
+                    );
+                }
+                options.devices = Some(count);
+                if !given("sizes") {
+                    options.sizes = bench::devices::DEFAULT_PER_GPU.to_vec();
+                }
+            }
             return bench::run(&options);
         }
         What::All => Version::all().collect(),

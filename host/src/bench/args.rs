@@ -225,6 +225,8 @@ pub struct BenchOptions {
     pub ptx_dir: Option<PathBuf>,
     /// `--shapes`: the shape cases instead of the versions' sweep.
     pub shapes: Option<super::shapes::ShapesArg>,
+    /// `--devices`: the several-GPU sweep (`--sizes` per GPU) instead of the versions' sweep.
+    pub devices: Option<crate::devices::DeviceCount>,
 }
 
 impl BenchOptions {
@@ -254,6 +256,7 @@ impl BenchOptions {
             cub: !args.no_cub,
             ptx_dir,
             shapes: args.shapes.clone(),
+            devices: None,
         }
     }
 

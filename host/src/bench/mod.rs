@@ -19,6 +19,7 @@
 pub mod args;
 pub mod chart;
 pub mod cuda;
+pub mod devices;
 pub mod output;
 pub mod plan;
 pub mod report;
@@ -49,6 +50,9 @@ const SEED: u64 = 1;
 
 /// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
 pub fn run(options: &BenchOptions) -> Result<bool> {
+    if let Some(count) = options.devices {
+        return devices::run(count, &options.sizes, options.timing, &options.out);
+    }
     if let Some(arg) = &options.shapes {
         return shapes::run(
             arg,
