@@ -10,7 +10,7 @@
 //! GPU k:    combine_shards ──▶ result (finished), the same bits on every GPU
 //! ```
 //!
-//! - [`reduce_shard`] is v8's single pass ([`single_pass`]) with the accumulator left
+//! - [`reduce_shard`] is v8's single pass (`single_pass` in v8's file) with the accumulator left
 //!   unfinished (a mean is not yet divided) and the shard's element count beside it.
 //! - [`combine_shards`] folds the gathered partials in rank order with the operator's own
 //!   `combine`, after [`ShardReduction::shift`] moved each shard's arg indices by the elements

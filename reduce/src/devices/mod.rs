@@ -9,7 +9,7 @@
 //!
 //! Two ways to run, as NCCL users do:
 //! - **One process, every GPU** ([`Devices`]): `Devices::all()` or `Devices::new(&[0, 1])`
-//!   opens a context, a stream and a [`Reducer`](crate::Reducer) per GPU and one NCCL
+//!   opens a context, a stream and a [`Reducer`] per GPU and one NCCL
 //!   communicator each (`ncclCommInitAll`); a call takes one shard per GPU, in order.
 //! - **One process per GPU** ([`Rank`]), which is also how it runs across hosts: each process
 //!   is a rank of a world; `Rank::from_env()` reads `RANK`, `WORLD_SIZE` and `LOCAL_RANK` (as
