@@ -132,6 +132,8 @@ impl Devices {
         if ordinals.is_empty() {
             return Err(Error::Devices("a group needs at least one GPU".into()));
         }
+        // Before any CUDA or NCCL thread exists: no NVLink multicast (see `nccl.rs`).
+        nccl::keep_nvls_off();
         let mut seen = ordinals.to_vec();
         seen.sort_unstable();
         if seen.windows(2).any(|w| w[0] == w[1]) {

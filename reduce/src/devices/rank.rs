@@ -135,6 +135,8 @@ impl Rank {
     /// one) joins the others through NCCL, which blocks until every rank has joined.
     pub fn new(config: RankConfig) -> Result<Rank> {
         config.check()?;
+        // Before any CUDA or NCCL thread exists: no NVLink multicast (see `nccl.rs`).
+        nccl::keep_nvls_off();
         let count = crate::gpu_available()?;
         if config.device >= count {
             return Err(crate::GpuUnavailable::NoSuchDevice {
