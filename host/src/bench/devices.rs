@@ -120,7 +120,14 @@ fn word(pass: bool) -> &'static str {
 fn torch_peer(n: usize, sizes: &[usize], timing: Timing, out: &Path) -> Vec<Row> {
     let csv = out.join("peers_devices.csv");
     let _ = std::fs::remove_file(&csv);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/torch/allreduce_torch.py");
+    // From the repository root (where a copied binary runs), else from where this was built.
+    let script = [
+        Path::new("bench/torch/allreduce_torch.py").to_path_buf(),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/torch/allreduce_torch.py"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .unwrap_or_else(|| Path::new("bench/torch/allreduce_torch.py").to_path_buf());
     let per_gpu: Vec<String> = sizes.iter().map(usize::to_string).collect();
     let output = Command::new("python3")
         .arg(&script)
