@@ -7,8 +7,8 @@ use crate::reference::{Checked, Verdict};
 use crate::run::BackendChoice;
 use crate::timing::{Timer, Timing, median};
 use anyhow::{Context, Result, bail};
-use cudarc::driver::{CudaEvent, CudaSlice, sys};
-use reduce_rs::devices::{Devices, even_split, nccl_available};
+use cudarc::driver::{CudaEvent, sys};
+use reduce_rs::devices::{Devices, Shard, even_split, nccl_available};
 use reduce_rs::plan::{self, Sizes};
 use reduce_rs::{GpuUnavailable, SIM_MULTIPROCESSORS, Schedule, Version, gpu_available};
 
@@ -158,7 +158,7 @@ pub fn reduce_split<T: HostElement, O: Checked<T> + Default>(
     let copies = ROTATE_BYTES
         .div_ceil((largest * size_of::<T>()).max(1))
         .clamp(1, 64);
-    let copies: Vec<Vec<CudaSlice<T>>> = (0..copies)
+    let copies: Vec<Vec<Shard<T>>> = (0..copies)
         .map(|_| devices.scatter(input))
         .collect::<reduce_rs::Result<_>>()?;
     let shards = &copies[0];

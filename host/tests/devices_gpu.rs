@@ -49,7 +49,7 @@ where
 {
     let one = Reducer::gpu(0)?.reduce(op, input)?;
     for cut in cuts(input.len(), devices.len()) {
-        let shards = devices.scatter_cut(input, &cut)?;
+        let shards = devices.scatter_pieces(input, &cut)?;
         let got = devices.reduce(op, &shards)?;
         let same = format!("{got:?}") == format!("{one:?}");
         if exact && !same {
@@ -73,39 +73,6 @@ where
         }
     }
     Ok(())
-}
-
-trait ScatterCut {
-    fn scatter_cut<T: Element>(
-        &self,
-        input: &[T],
-        cut: &[std::ops::Range<usize>],
-    ) -> reduce_rs::Result<Vec<cudarc::driver::CudaSlice<T>>>;
-}
-
-impl ScatterCut for Devices {
-    fn scatter_cut<T: Element>(
-        &self,
-        input: &[T],
-        cut: &[std::ops::Range<usize>],
-    ) -> reduce_rs::Result<Vec<cudarc::driver::CudaSlice<T>>> {
-        cut.iter()
-            .enumerate()
-            .map(|(k, range)| {
-                let stream = self.stream(k).expect("a GPU");
-                let piece = &input[range.clone()];
-                let copied = if piece.is_empty() {
-                    stream.alloc_zeros::<T>(0)
-                } else {
-                    stream.clone_htod(piece)
-                };
-                copied.map_err(|source| reduce_rs::Error::Driver {
-                    what: "copying a shard".into(),
-                    source,
-                })
-            })
-            .collect()
-    }
 }
 
 fn trials(devices: Arc<Mutex<Devices>>) -> Vec<Trial> {

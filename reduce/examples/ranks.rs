@@ -92,8 +92,8 @@ fn parse_args() -> Result<Args> {
             other => return Err(format!("unknown argument {other} (see --help)").into()),
         }
     }
-    if args.repeat == 0 {
-        return Err("--repeat must be at least 1".into());
+    if args.repeat == 0 || args.per_gpu.contains(&0) {
+        return Err("--repeat and every --per-gpu size must be at least 1".into());
     }
     Ok(args)
 }

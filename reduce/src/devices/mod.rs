@@ -229,9 +229,26 @@ impl Devices {
 
     /// `data` cut into [`even_split`] pieces, piece `k` copied to GPU `k` (on its stream).
     /// GPUs only.
-    pub fn scatter<T: Element>(&self, data: &[T]) -> Result<Vec<CudaSlice<T>>> {
-        even_split(data.len(), self.len())
-            .into_iter()
+    pub fn scatter<T: Element>(&self, data: &[T]) -> Result<Vec<Shard<T>>> {
+        self.scatter_pieces(data, &even_split(data.len(), self.len()))
+    }
+
+    /// `data[pieces[k]]` copied to GPU `k` (on its stream), one piece per GPU, any lengths
+    /// (empty ones too). GPUs only.
+    pub fn scatter_pieces<T: Element>(
+        &self,
+        data: &[T],
+        pieces: &[std::ops::Range<usize>],
+    ) -> Result<Vec<Shard<T>>> {
+        if pieces.len() != self.len() {
+            return Err(Error::Devices(format!(
+                "{} pieces for {} devices",
+                pieces.len(),
+                self.len()
+            )));
+        }
+        pieces
+            .iter()
             .enumerate()
             .map(|(k, range)| {
                 let stream = self.stream(k).ok_or_else(|| {
@@ -239,16 +256,23 @@ impl Devices {
                         "simulated devices read host slices: pass the pieces themselves".into(),
                     )
                 })?;
-                if range.is_empty() {
-                    // A one-element buffer viewed as empty would need a view type; an empty
-                    // allocation is what an empty shard is.
-                    return stream
-                        .alloc_zeros::<T>(0)
-                        .doing(|| format!("allocating an empty shard on device {k}"));
+                let piece = data.get(range.clone()).ok_or_else(|| {
+                    Error::Devices(format!(
+                        "piece {range:?} is outside {} elements",
+                        data.len()
+                    ))
+                })?;
+                // CUDA allocates nothing of zero bytes: an empty piece holds one unused element.
+                let buffer = if piece.is_empty() {
+                    stream.alloc_zeros::<T>(1)
+                } else {
+                    stream.clone_htod(piece)
                 }
-                stream
-                    .clone_htod(&data[range])
-                    .doing(|| format!("copying a shard to device {k}"))
+                .doing(|| format!("copying a shard to device {k}"))?;
+                Ok(Shard {
+                    buffer,
+                    len: piece.len(),
+                })
             })
             .collect()
     }
@@ -397,6 +421,37 @@ impl Devices {
             return Err(Error::Empty { op: O::KIND });
         }
         Ok(())
+    }
+}
+
+/// One device's piece of an input, made by [`Devices::scatter`]: a GPU buffer of `len`
+/// elements (an empty piece keeps one unused element, as CUDA allocates nothing of zero bytes).
+/// An [`Input`] like a `CudaSlice`.
+pub struct Shard<T: Element> {
+    buffer: CudaSlice<T>,
+    len: usize,
+}
+
+impl<T: Element> Shard<T> {
+    /// The piece's elements as a view of the buffer.
+    pub fn view(&self) -> cudarc::driver::CudaView<'_, T> {
+        self.buffer.slice(0..self.len)
+    }
+
+    /// The buffer holding the piece (one element longer than the piece when it is empty).
+    pub fn buffer(&self) -> &CudaSlice<T> {
+        &self.buffer
+    }
+}
+
+impl<T: Element> Input<T> for Shard<T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn source(&self) -> crate::input::Source<'_, T> {
+        // An empty input is never read (every path checks `is_empty` first), so the one
+        // unused element of an empty piece is never seen.
+        crate::input::Source::Device(&self.buffer)
     }
 }
 
