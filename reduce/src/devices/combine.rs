@@ -16,17 +16,20 @@
 //! The binned-sum mode (`Reducer::with_reproducible`, another branch) writes a fixed-size
 //! binned state per input and merges `count` states into the final value, so that the bits do
 //! not depend on how the input was cut. It slots in as a third [`Strategy`],
-//! `Binned { state_bytes }`, chosen in [`Strategy::of`] for float sums and means when the
-//! group's reducers are reproducible:
-//! 1. each device: the state kernel over its shard into its send buffer (`state_bytes`), where
-//!    the gather strategy runs the shard kernel (`group::shard_step`);
-//! 2. the same all-gather of `state_bytes` per rank (`group::collective_step`, unchanged: it
-//!    moves bytes);
-//! 3. each device: the merge kernel over the `world` gathered states into its result
-//!    (`group::combine_step`), or on the host its host twin for [`Devices::reduce`]
-//!    (`group::host_result`).
+//! `Binned { state_bytes }`, returned by [`Strategy::of`] for float sums and means when the
+//! group's reducers are reproducible (`Strategy::of` then takes that flag; `Devices` and `Rank`
+//! get a `with_reproducible(bool)` that sets it on every member's reducer):
+//! 1. each device: the state kernel over its shard into its send buffer (`state_bytes`), in
+//!    `group::shard_step_gpu` / `group::shard_step_sim`, where `Gather` runs the shard kernel
+//!    (the launches beside `enqueue_shard` / `simulate_shard` in `reducer/shards.rs`);
+//! 2. the all-gather of `state_bytes` per rank: `group::collective_step` as it is (it moves
+//!    bytes);
+//! 3. each device: the merge kernel over the `world` gathered states into its result, in
+//!    `group::gpu_all_reduce` / `group::sim_all_reduce` where `Gather` calls the combine
+//!    kernel; for a host result ([`Devices::reduce`]) in `group::reduce_to_host`, the merge's
+//!    host twin where `Gather` calls [`host_result`].
 //!
-//! Merging states in rank order gives the bits one GPU gives, whatever the number of GPUs.
+//! Merging the states in rank order gives the bits one GPU gives, whatever the number of GPUs.
 //! Nothing here fakes it until those kernels exist.
 //!
 //! [`ShardPartial`]: kernels_gpu::shards::ShardPartial

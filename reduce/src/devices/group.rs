@@ -1,11 +1,12 @@
 //! The group logic, shared by [`Devices`](super::Devices) (every device in this process) and
 //! [`Rank`](super::Rank) (one device per process), on GPUs or simulated devices:
 //!
-//! 1. `shard_step`: every local device reduces its shard on its own stream (the shard kernel,
-//!    or the shard's sum), into its send buffer;
-//! 2. `collective_step`: one collective over every device (NCCL, the simulator's exchange, or a
-//!    copy for a world of one);
-//! 3. `combine_step` (results left on the devices) or `host_result` (a result on the host).
+//! 1. `shard_step_gpu` / `shard_step_sim`: every local device reduces its shard on its own
+//!    stream (the shard kernel, or the shard's sum), into its send buffer;
+//! 2. `collective_step` (or the simulator's exchange): one collective over every device (NCCL,
+//!    or a copy for a world of one);
+//! 3. the combine kernel on every device that wants the result (`gpu_all_reduce`,
+//!    `sim_all_reduce`), or the same fold on the host (`reduce_to_host`).
 //!
 //! On GPUs nothing waits for the device until a host result is asked for.
 
