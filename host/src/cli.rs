@@ -24,7 +24,7 @@ use std::path::PathBuf;
     version,
     about = "Runs the reduction series (v0–v8) on the GPU or the CPU simulator, checks and times it",
     arg_required_else_help = true,
-    after_help = "Examples:\n  reduce-rs v5                    v5 on 2^25 f32 on the GPU (or 2^20 on the simulator)\n  reduce-rs all --n 2^20          every version as one table\n  reduce-rs unroll-last-warp --dtype i32 --op max\n  reduce-rs v8 --input data.npy --op argmax\n  reduce-rs list                  versions, techniques, where each comes from\n  reduce-rs bench                 every version × 2^10..2^28 × every type on the GPU (needs a GPU)\n\nWhat the output says: docs/reading-the-output.md"
+    after_help = "Examples:\n  reduce-rs v5                    v5 on 2^25 f32 on the GPU (or 2^20 on the simulator)\n  reduce-rs all --n 2^20          every version as one table\n  reduce-rs unroll-last-warp --dtype i32 --op max\n  reduce-rs v8 --input data.npy --op argmax\n  reduce-rs v8 --devices all --n 2^30   split over every GPU, one NCCL collective\n  reduce-rs list                  versions, techniques, where each comes from\n  reduce-rs bench                 every version × 2^10..2^28 × every type on the GPU (needs a GPU)\n\nWhat the output says: docs/reading-the-output.md"
 )]
 pub struct Cli {
     /// `list`, `all`, `bench` (the sweep: see Bench options), `help`, or a version: v0…v8,
@@ -84,6 +84,11 @@ pub struct Cli {
     /// the PTX embedded in the library
     #[arg(long, env = "REDUCE_PTX_DIR")]
     pub ptx_dir: Option<PathBuf>,
+    /// Split the input evenly over this many GPUs (`all`: every GPU; simulated devices on the
+    /// simulator) and reduce it with the library's group: v8 on each shard, then one NCCL
+    /// collective. With `bench`: the several-GPU sweep (--sizes per GPU)
+    #[arg(long, value_parser = crate::devices::parse_devices)]
+    pub devices: Option<crate::devices::DeviceCount>,
     #[command(flatten)]
     pub bench: BenchArgs,
 }

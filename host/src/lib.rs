@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod devices;
 pub mod element;
 pub mod file;
 pub mod input;

@@ -79,8 +79,19 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
         }
         What::Bench => {
             let dtype = given("dtype").then_some(cli.dtype);
-            let options =
+            let mut options =
                 BenchOptions::new(&cli.bench, dtype, cli.block, timing, cli.ptx_dir.clone());
+            if let Some(count) = cli.devices {
+                if given("shapes") || given("versions") || given("dtypes") || given("dtype") {
+                    bail!(
+                        "bench --devices times the f32 sum of the library over several GPUs: leave out --shapes, --versions, --dtypes and --dtype"
+                    );
+                }
+                options.devices = Some(count);
+                if !given("sizes") {
+                    options.sizes = bench::devices::DEFAULT_PER_GPU.to_vec();
+                }
+            }
             return bench::run(&options);
         }
         What::All => Version::all().collect(),
@@ -89,6 +100,25 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     let schedule = cli
         .schedule_seed
         .map_or(Schedule::InOrder, |seed| Schedule::Shuffled { seed });
+    if let Some(count) = cli.devices {
+        if selected != [Version::fastest()] {
+            bail!(
+                "--devices runs the library's group of devices, which reduces with v8: use `reduce-rs v8 --devices …`"
+            );
+        }
+        for (id, flag) in [
+            ("rows", "--rows"),
+            ("block", "--block"),
+            ("ptx_dir", "--ptx-dir"),
+        ] {
+            if given(id) {
+                bail!(
+                    "{flag} does not apply to --devices (each device runs v8 with its tuned block)"
+                );
+            }
+        }
+        return run_devices(cli, &given, count, timing, schedule);
+    }
     if cli.schedule_seed.is_some() && cli.backend == BackendChoice::Gpu {
         bail!(
             "--schedule-seed shuffles the simulator's threads; it has no meaning with --backend gpu"
@@ -308,4 +338,133 @@ fn check_simulator_time(versions: &[Version], case: &Case, yes: bool, file: bool
     }
     eprintln!("note: {what}");
     Ok(())
+}
+
+/// `reduce-rs v8 --devices all|N`: the input split evenly over the devices, reduced by the
+/// library's group, checked and (on GPUs) timed.
+fn run_devices(
+    cli: &Cli,
+    given: &dyn Fn(&str) -> bool,
+    count: host::devices::DeviceCount,
+    timing: Timing,
+    schedule: Schedule,
+) -> Result<bool> {
+    let (devices, no_gpu) = host::devices::open_devices(cli.backend, count, schedule)?;
+    if let Some(why) = &no_gpu {
+        eprintln!("note: {why}: running on simulated devices");
+    }
+    let on_gpu = !devices.is_simulated();
+    let loaded = match &cli.input {
+        Some(path) => {
+            if given("n") || given("pattern") || given("seed") {
+                bail!(
+                    "--input reads its elements from the file: leave out --n, --pattern and --seed"
+                );
+            }
+            let dtype = given("dtype").then_some(cli.dtype);
+            Some(file::load(path, dtype, None)?)
+        }
+        None => None,
+    };
+    let (dtype, len, source) = match &loaded {
+        Some(loaded) => (
+            loaded.dtype,
+            loaded.len(),
+            Source::File {
+                path: cli
+                    .input
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            },
+        ),
+        None => (
+            cli.dtype,
+            cli.n.unwrap_or(if on_gpu {
+                GPU_DEFAULT_LEN
+            } else {
+                SIM_DEFAULT_LEN
+            }),
+            Source::Generated {
+                pattern: cli.pattern,
+                seed: cli.seed,
+            },
+        ),
+    };
+    let case = Case {
+        dtype,
+        op: cli.op,
+        len,
+        block: None,
+        max_blocks: None,
+        offset: 0,
+        source,
+    };
+    let backend = if on_gpu {
+        let reducer = devices.reducer(0);
+        format!("{} × {}", devices.len(), describe(reducer))
+    } else {
+        format!(
+            "{} simulated devices, each {}",
+            devices.len(),
+            describe(devices.reducer(0))
+        )
+    };
+    print_header(&backend, &case);
+    println!("{}", host::devices::split_line(&devices, len));
+    host::with_dtype_and_op!(
+        case.dtype,
+        case.op,
+        devices_typed(&devices, &case, loaded.as_ref(), timing)
+    )
+}
+
+fn devices_typed<T: host::element::HostElement, O: host::reference::Checked<T> + Default>(
+    devices: &reduce_rs::devices::Devices,
+    case: &Case,
+    loaded: Option<&file::Loaded>,
+    timing: Timing,
+) -> Result<bool> {
+    let input: Vec<T> = match (&case.source, loaded) {
+        (Source::Generated { pattern, seed }, _) => {
+            host::input::generate(*pattern, case.len, *seed)
+        }
+        (Source::File { .. }, Some(loaded)) => loaded.elements(),
+        (Source::File { path }, None) => bail!("{path} was not loaded"),
+    };
+    let expected = O::reference(&input);
+    let run = host::devices::reduce_split::<T, O>(devices, &input, &expected, timing)?;
+    let verdict = &run.verdict;
+    println!(
+        "result   {} (expected {}): {}{}",
+        verdict.got,
+        verdict.expected,
+        if verdict.pass { "PASS" } else { "FAIL" },
+        if verdict.tolerance == 0.0 {
+            " (exact)".to_string()
+        } else {
+            format!(
+                " (|error| {:.3e} within {:.3e})",
+                verdict.abs_error, verdict.tolerance
+            )
+        }
+    );
+    println!(
+        "devices  {}",
+        if run.same_everywhere {
+            "the same bits on every device"
+        } else {
+            "NOT the same bits on every device"
+        }
+    );
+    if let Some((slowest, fastest)) = run.ms {
+        println!(
+            "gpu time {:.1} µs (slowest GPU; fastest {:.1} µs): median of {}, CUDA events on every GPU's stream behind a pre-roll, after {} warm-up runs",
+            slowest * 1000.0,
+            fastest * 1000.0,
+            timing.repeat,
+            timing.warmup
+        );
+    }
+    Ok(verdict.pass && run.same_everywhere)
 }

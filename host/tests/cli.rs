@@ -212,3 +212,54 @@ fn list_fits_the_terminal() {
         assert!(line.chars().count() <= 80, "wider than 80: `{line}`");
     }
 }
+
+#[test]
+fn devices_split_the_input_and_check_the_result() {
+    for (op, dtype) in [
+        ("argmax", "f32"),
+        ("sum", "i64"),
+        ("mean", "bf16"),
+        ("min", "u32"),
+    ] {
+        let output = reduce_rs(&[
+            "v8",
+            "--devices",
+            "3",
+            "--backend",
+            "sim",
+            "--n",
+            "10007",
+            "--op",
+            op,
+            "--dtype",
+            dtype,
+        ]);
+        let text = stdout(&output);
+        assert!(
+            output.status.success(),
+            "{op} {dtype}: {text}{}",
+            stderr(&output)
+        );
+        assert!(
+            text.contains("split    10007 elements over 3 simulated devices: 3336 + 3336 + 3335"),
+            "{text}"
+        );
+        assert!(text.contains(": PASS"), "{text}");
+        assert!(text.contains("the same bits on every device"), "{text}");
+    }
+    let refused = reduce_rs(&["v5", "--devices", "2", "--backend", "sim"]);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("reduce-rs v8 --devices"));
+}
+
+#[test]
+fn several_gpus_without_nccl_name_the_library_in_one_line() {
+    if gpu_available().is_err() || reduce_rs::devices::nccl_available().is_ok() {
+        return; // needs a GPU machine without NCCL
+    }
+    let output = reduce_rs(&["v8", "--devices", "2", "--backend", "gpu", "--n", "1000"]);
+    assert!(!output.status.success());
+    let text = stderr(&output);
+    assert!(text.contains("libnccl.so.2"), "{text}");
+    assert_eq!(text.trim().lines().count(), 1, "{text}");
+}

@@ -55,6 +55,7 @@ pub mod params;
 pub mod registry;
 pub mod reproducible;
 pub mod shapes;
+pub mod shards;
 pub mod versions;
 
 pub mod read_probe;

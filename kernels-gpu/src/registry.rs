@@ -445,11 +445,12 @@ macro_rules! declare_shapes {
     };
 }
 
-/// The simulator's entry point called `name`: a version's, a shape kernel's or a reproducible
-/// kernel's.
+/// The simulator's entry point called `name`: a version's, a shape kernel's, a reproducible
+/// kernel's or a shard kernel's.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn sim_entry(name: &str) -> Option<SimEntry> {
     crate::versions::sim_entry(name)
         .or_else(|| crate::shapes::sim_entry(name))
         .or_else(|| crate::reproducible::sim_entry(name))
+        .or_else(|| crate::shards::sim_entry(name))
 }

@@ -124,6 +124,22 @@ pub enum Error {
     #[error("{0}")]
     Kernels(String),
 
+    /// NCCL could not be loaded (several GPUs need it).
+    #[error(transparent)]
+    NcclUnavailable(#[from] crate::devices::NcclUnavailable),
+
+    /// An NCCL call failed.
+    #[error("{call} failed: {text} (ncclResult_t {code}; NCCL_DEBUG=WARN says more)")]
+    Nccl {
+        call: String,
+        code: i32,
+        text: String,
+    },
+
+    /// A group of devices or a rank could not be set up (environment, unique id, shards).
+    #[error("{0}")]
+    Devices(String),
+
     /// More memory than the GPU has free.
     #[error("{what} needs {needed_mib} MiB of GPU memory but {free_mib} MiB are free")]
     OutOfMemory {

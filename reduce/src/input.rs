@@ -36,6 +36,16 @@ pub enum Source<'a, T> {
     Device(&'a dyn DevicePtr<T>),
 }
 
+/// A reference to an input is an input (so shards can be `&[T]` pieces of one slice).
+impl<T: Element, I: Input<T> + ?Sized> Input<T> for &I {
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn source(&self) -> Source<'_, T> {
+        (**self).source()
+    }
+}
+
 impl<T: Element> Input<T> for [T] {
     fn len(&self) -> usize {
         <[T]>::len(self)

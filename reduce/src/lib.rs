@@ -26,6 +26,8 @@
 //! - Float sums that are the same bits on every GPU, grid and split of the input:
 //!   [`Reducer::with_reproducible`] ([`reproducible`]), and partial sums to merge across GPUs
 //!   ([`Reducer::partial_sum`]).
+//! - Several GPUs, in one process or one process per GPU: [`devices`] (NCCL between them, or
+//!   simulated devices without a GPU).
 //! - The kernel is the fastest of the series this project teaches (v8); any other version is
 //!   one call away ([`Reducer::with_version`], [`Version`]).
 //!
@@ -33,6 +35,7 @@
 //! first time it is used), so a crate that depends on this one builds with stable Rust and
 //! needs no CUDA toolkit: the driver is loaded at run time.
 
+pub mod devices;
 mod element;
 mod error;
 mod gpu;

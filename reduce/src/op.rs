@@ -26,7 +26,9 @@ pub use kernels_gpu::ops::{ArgMax, ArgMin, Max, Mean, Min, Sum};
 /// assert_eq!(reducer.reduce(ArgMax, &[3.0f32, 9.0, 9.0])?, Some((1, 9.0)));
 /// # Ok::<(), reduce_rs::Error>(())
 /// ```
-pub trait Operation<T: Element>: kernel::Reduction<T::Kernel> + sealed::Sealed {
+pub trait Operation<T: Element>:
+    kernel::Reduction<T::Kernel> + kernels_gpu::shards::ShardReduction<T::Kernel> + sealed::Sealed
+{
     /// The operation's name and kind.
     const KIND: OpKind;
     /// What a reduction returns on the host.

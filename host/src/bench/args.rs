@@ -241,6 +241,8 @@ pub struct BenchOptions {
     pub shapes: Option<super::shapes::ShapesArg>,
     /// `--accuracy`: the errors at these sizes instead of the timings.
     pub accuracy: Option<Vec<usize>>,
+    /// `--devices`: the several-GPU sweep (`--sizes` per GPU) instead of the versions' sweep.
+    pub devices: Option<crate::devices::DeviceCount>,
 }
 
 impl BenchOptions {
@@ -271,6 +273,7 @@ impl BenchOptions {
             ptx_dir,
             shapes: args.shapes.clone(),
             accuracy: args.accuracy.then(|| args.accuracy_sizes.0.clone()),
+            devices: None,
         }
     }
 

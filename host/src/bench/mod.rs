@@ -21,6 +21,7 @@ pub mod accuracy;
 pub mod args;
 pub mod chart;
 pub mod cuda;
+pub mod devices;
 pub mod output;
 pub mod plan;
 pub mod report;
@@ -53,6 +54,9 @@ const SEED: u64 = 1;
 pub fn run(options: &BenchOptions) -> Result<bool> {
     if let Some(sizes) = &options.accuracy {
         return accuracy::run(sizes, options);
+    }
+    if let Some(count) = options.devices {
+        return devices::run(count, &options.sizes, options.timing, &options.out);
     }
     if let Some(arg) = &options.shapes {
         return shapes::run(

@@ -122,6 +122,20 @@ pub fn reduce_v8<T: Element, R: Reduction<T>>(
     scratch: Scratch<R::Acc>,
     output: GlobalSliceMut<R::Out>,
 ) {
+    single_pass::<T, R>(input, scratch, |total| {
+        output.store(0, R::finish(total, input.len()))
+    });
+}
+
+/// v8's whole reduction of `input`: `write` receives the combined accumulator, unfinished, in
+/// thread 0 of the block that finishes (the only call). `reduce_v8` finishes it into the
+/// result; the shard kernel of [`crate::shards`] hands it to other GPUs as it is.
+#[inline(always)]
+pub(crate) fn single_pass<T: Element, R: Reduction<T>>(
+    input: GlobalSlice<T>,
+    scratch: Scratch<R::Acc>,
+    write: impl FnOnce(R::Acc),
+) {
     let tid = thread_idx_x();
     let block = block_dim_x();
     let grid = grid_dim_x();
@@ -135,7 +149,7 @@ pub fn reduce_v8<T: Element, R: Reduction<T>>(
 
     if grid == 1 {
         if tid == 0 {
-            output.store(0, R::finish(block_value, input.len()));
+            write(block_value);
         }
         return;
     }
@@ -169,7 +183,7 @@ pub fn reduce_v8<T: Element, R: Reduction<T>>(
     }
     let total = block_reduce_shuffle::<T, R>(acc, tid, block as u32, &warp_partials);
     if tid == 0 {
-        output.store(0, R::finish(total, input.len()));
+        write(total);
         retired.reset();
     }
 }

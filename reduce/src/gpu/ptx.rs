@@ -69,6 +69,11 @@ mod tests {
             assert!(names.contains(&"reduce_v8_bf16_argmax"));
             let module = extract(EMBEDDED, "reduce_v8_f32_sum").unwrap();
             assert_eq!(module.matches(".visible .entry").count(), 1);
+            // The several-GPU kernels, self-contained like every entry (no calls out).
+            for name in ["shard_f32_sum", "shard_bf16_mean", "combine_f64_argmax"] {
+                let module = extract(EMBEDDED, name).unwrap_or_else(|| panic!("{name}"));
+                assert!(!module.contains("call."), "{name} calls a function");
+            }
         }
     }
 }

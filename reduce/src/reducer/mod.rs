@@ -3,6 +3,7 @@
 
 mod each;
 mod reproducible;
+pub(crate) mod shards;
 
 use crate::element::{Element, bytes_of};
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
