@@ -46,6 +46,13 @@ for op in sum min max argmin argmax mean; do
 done 2>&1 | tee "$OUT/cli.txt"
 "$BIN/reduce-rs" v8 --devices 1 --n '2^24' --op sum 2>&1 | tee -a "$OUT/cli.txt" || status=1
 
+step "CLI: the reproducible mode gives one GPU's bits on every GPU count"
+for dtype in f32 f64 bf16; do
+  for n in 1 $WORLD; do
+    "$BIN/reduce-rs" v8 --devices "$n" --n '2^28+3' --dtype "$dtype" --reproducible || status=1
+  done
+done 2>&1 | tee "$OUT/cli_reproducible.txt"
+
 step "bench --devices all (one GPU alone, every GPU in one process, PyTorch + NCCL one process per GPU)"
 "$BIN/reduce-rs" bench --devices all --out "$OUT/bench" 2>&1 | tee "$OUT/bench.txt" || status=1
 

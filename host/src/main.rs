@@ -350,6 +350,7 @@ fn run_devices(
     schedule: Schedule,
 ) -> Result<bool> {
     let (devices, no_gpu) = host::devices::open_devices(cli.backend, count, schedule)?;
+    let devices = devices.with_reproducible(cli.reproducible);
     if let Some(why) = &no_gpu {
         eprintln!("note: {why}: running on simulated devices");
     }
@@ -411,6 +412,9 @@ fn run_devices(
         )
     };
     print_header(&backend, &case);
+    if cli.reproducible {
+        println!("{}", reproducible_line(case.dtype, case.op));
+    }
     println!("{}", host::devices::split_line(&devices, len));
     host::with_dtype_and_op!(
         case.dtype,
@@ -457,6 +461,31 @@ fn devices_typed<T: host::element::HostElement, O: host::reference::Checked<T> +
             "NOT the same bits on every device"
         }
     );
+    // The reproducible mode's promise: the bits of one device's sum of the whole input.
+    let mut same_as_one = true;
+    if devices.reducer(0).reproducible()
+        && O::KIND == reduce_rs::OpKind::Sum
+        && case.dtype.is_float()
+    {
+        let pieces = reduce_rs::devices::even_split(input.len(), devices.len());
+        let shards: Vec<&[T]> = pieces.iter().map(|r| &input[r.clone()]).collect();
+        let split = format!("{:?}", devices.reduce(O::default(), &shards)?);
+        let one = format!("{:?}", devices.reducer(0).reduce(O::default(), &input)?);
+        same_as_one = split == one;
+        println!(
+            "bits     {}",
+            if same_as_one {
+                format!(
+                    "{split}: the same bits as one device's reproducible sum of the whole input"
+                )
+            } else {
+                format!(
+                    "{split} on {} devices, but {one} on one: NOT reproducible",
+                    devices.len()
+                )
+            }
+        );
+    }
     if let Some((slowest, fastest)) = run.ms {
         println!(
             "gpu time {:.1} µs (slowest GPU; fastest {:.1} µs): median of {}, CUDA events on every GPU's stream behind a pre-roll, after {} warm-up runs",
@@ -466,5 +495,5 @@ fn devices_typed<T: host::element::HostElement, O: host::reference::Checked<T> +
             timing.warmup
         );
     }
-    Ok(verdict.pass && run.same_everywhere)
+    Ok(verdict.pass && run.same_everywhere && same_as_one)
 }

@@ -247,6 +247,27 @@ fn devices_split_the_input_and_check_the_result() {
         assert!(text.contains(": PASS"), "{text}");
         assert!(text.contains("the same bits on every device"), "{text}");
     }
+    // The reproducible mode: 1 and 2 (and 3) devices give the same bits.
+    for dtype in ["f32", "f64", "bf16"] {
+        let output = reduce_rs(&[
+            "v8",
+            "--devices",
+            "3",
+            "--backend",
+            "sim",
+            "--n",
+            "20011",
+            "--dtype",
+            dtype,
+            "--reproducible",
+        ]);
+        let text = stdout(&output);
+        assert!(output.status.success(), "{dtype}: {text}{}", stderr(&output));
+        assert!(
+            text.contains("the same bits as one device's reproducible sum of the whole input"),
+            "{text}"
+        );
+    }
     let refused = reduce_rs(&["v5", "--devices", "2", "--backend", "sim"]);
     assert!(!refused.status.success());
     assert!(stderr(&refused).contains("reduce-rs v8 --devices"));

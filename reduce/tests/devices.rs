@@ -1,8 +1,8 @@
 //! Several devices, simulated (no GPU, no NCCL): the sharding and combining logic against one
 //! device's result, for every operation, several types, 1, 2, 3 and 5 devices, even, uneven and
 //! empty shards. Min, max, argmin, argmax and integer sums must be the one-device bits; float
-//! sums and means are rounded in another order (bitwise equality across device counts waits for
-//! the reproducible mode), so they are compared within a tolerance.
+//! sums and means are rounded in another order, so they are compared within a tolerance —
+//! except reproducible sums (`with_reproducible`), which are the one-device bits too.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -234,6 +234,99 @@ fn ranks_in_threads_agree_with_one_device() {
             );
             assert_eq!(Some((result.3.index as usize, result.3.value)), one_argmin);
             assert_eq!(result.4, results[0].4);
+        }
+    }
+}
+
+/// Reproducible float sums over `data`: every group size and cut, on the host (`reduce`, the
+/// host's merge) and on every device (`all_reduce`, the merge kernel), give one device's
+/// reproducible bits.
+fn reproducible_bits<T>(data: &[T], bits: impl Fn(T::Sum) -> u64)
+where
+    T: Element,
+    Sum: Operation<T, Output = T::Sum, Device = T::Sum>,
+{
+    let one = Reducer::simulator()
+        .with_reproducible(true)
+        .sum(data)
+        .unwrap();
+    for count in COUNTS {
+        let devices = Devices::simulated(count).with_reproducible(true);
+        for cut in cuts(data.len(), count, data.len() as u64 ^ count as u64) {
+            let shards = shards_of(data, &cut);
+            let label = format!(
+                "{} × {} over {count} devices cut {cut:?}",
+                data.len(),
+                T::DTYPE
+            );
+            assert_eq!(
+                bits(devices.sum(&shards).unwrap()),
+                bits(one),
+                "host: {label}"
+            );
+            for result in devices.all_reduce(Sum, &shards).unwrap() {
+                assert_eq!(bits(result.read().unwrap()), bits(one), "device: {label}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reproducible_sums_are_the_one_device_bits_for_any_count_and_cut() {
+    // Wide magnitudes, so that the order of ordinary additions would show in the last bits.
+    let wide: Vec<f32> = floats(5003, 11)
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x * 10f32.powi((i % 13) as i32 - 6))
+        .collect();
+    reproducible_bits(&wide, |x: f32| u64::from(x.to_bits()));
+    let wide64: Vec<f64> = wide
+        .iter()
+        .zip(wide.iter().skip(1))
+        .map(|(&a, &b)| f64::from(a) * 1e100 + f64::from(b) * 1e-100)
+        .collect();
+    reproducible_bits(&wide64, f64::to_bits);
+    let halves: Vec<half::bf16> = wide.iter().map(|&x| half::bf16::from_f32(x)).collect();
+    reproducible_bits(&halves, |x: f32| u64::from(x.to_bits()));
+    let f16s: Vec<half::f16> = floats(777, 12)
+        .iter()
+        .map(|&x| half::f16::from_f32(x))
+        .collect();
+    reproducible_bits(&f16s, |x: f32| u64::from(x.to_bits()));
+    // Cancellation, special values, nothing at all.
+    reproducible_bits(&[1e30f32, 1.0, -1e30, 2.5], |x: f32| u64::from(x.to_bits()));
+    reproducible_bits(&[1.0f64, f64::INFINITY, 3.0], f64::to_bits);
+    reproducible_bits(&[1.0f32, f32::NAN, 3.0], |x: f32| u64::from(x.to_bits()));
+    reproducible_bits::<f32>(&[], |x: f32| u64::from(x.to_bits()));
+}
+
+#[test]
+fn reproducible_ranks_in_threads_are_the_one_device_bits() {
+    let data = floats(4099, 13);
+    let one = Reducer::simulator()
+        .with_reproducible(true)
+        .sum(&data)
+        .unwrap();
+    for world in COUNTS {
+        let pieces = even_split(data.len(), world);
+        let threads: Vec<_> = Rank::simulated(world)
+            .into_iter()
+            .map(|rank| {
+                let rank = rank.with_reproducible(true);
+                let shard = data[pieces[rank.rank()].clone()].to_vec();
+                std::thread::spawn(move || {
+                    let host = rank.sum(&shard).unwrap();
+                    let device = rank.all_reduce(Sum, &shard).unwrap().read().unwrap();
+                    (host.to_bits(), device.to_bits())
+                })
+            })
+            .collect();
+        for thread in threads {
+            assert_eq!(
+                thread.join().unwrap(),
+                (one.to_bits(), one.to_bits()),
+                "world {world}"
+            );
         }
     }
 }

@@ -4,6 +4,7 @@
 //! |---|---|---|---|
 //! | sum | `Σ shard` in `T::Sum` (v8) | NCCL all-reduce, `ncclSum` | nothing: that is the result |
 //! | min, max, argmin, argmax, mean | [`ShardPartial`] (count + unfinished accumulator) | NCCL all-gather | combine kernel (device result) or the same fold on the host (host result) |
+//! | float sum, reproducible | the shard's binned partial sum | NCCL all-gather | merge kernel (device result) or the same merge on the host |
 //!
 //! Sums go through NCCL's own `ncclSum` (integers as unsigned: two's complement addition is
 //! the same bits, and wraps as the library's integer sums do). NCCL's `ncclMin`/`ncclMax`
@@ -12,34 +13,25 @@
 //! partial — 16 or 24 bytes each — and fold them with the kernels' own `combine`
 //! (`kernels_gpu::shards`), in rank order, the same code on the device and on the host.
 //!
-//! # Reproducible mode: where it goes
-//! The binned-sum mode (`Reducer::with_reproducible`, another branch) writes a fixed-size
-//! binned state per input and merges `count` states into the final value, so that the bits do
-//! not depend on how the input was cut. It slots in as a third [`Strategy`],
-//! `Binned { state_bytes }`, returned by [`Strategy::of`] for float sums and means when the
-//! group's reducers are reproducible (`Strategy::of` then takes that flag; `Devices` and `Rank`
-//! get a `with_reproducible(bool)` that sets it on every member's reducer):
-//! 1. each device: the state kernel over its shard into its send buffer (`state_bytes`), in
-//!    `group::shard_step_gpu` / `group::shard_step_sim`, where `Gather` runs the shard kernel
-//!    (the launches beside `enqueue_shard` / `simulate_shard` in `reducer/shards.rs`);
-//! 2. the all-gather of `state_bytes` per rank: `group::collective_step` as it is (it moves
-//!    bytes);
-//! 3. each device: the merge kernel over the `world` gathered states into its result, in
-//!    `group::gpu_all_reduce` / `group::sim_all_reduce` where `Gather` calls the combine
-//!    kernel; for a host result ([`Devices::reduce`]) in `group::reduce_to_host`, the merge's
-//!    host twin where `Gather` calls [`host_result`].
-//!
-//! Merging the states in rank order gives the bits one GPU gives, whatever the number of GPUs.
-//! Nothing here fakes it until those kernels exist.
+//! # Reproducible mode
+//! A group whose reducers are reproducible ([`Devices::with_reproducible`],
+//! [`Rank::with_reproducible`]) sums floats the binned way ([`crate::reproducible`]): each
+//! device writes its shard's partial sum (a binned state of 28 or 56 bytes), NCCL all-gathers
+//! them, and each device merges the `world` states with the merge kernel (the host, for a host
+//! result, merges them with the same arithmetic). The bits are those of one device's
+//! reproducible sum of the whole input, whatever the number of devices and the cut: the
+//! binned states add up exactly, in any order.
 //!
 //! [`ShardPartial`]: kernels_gpu::shards::ShardPartial
-//! [`Devices::reduce`]: crate::devices::Devices::reduce
+//! [`Devices::with_reproducible`]: crate::devices::Devices::with_reproducible
+//! [`Rank::with_reproducible`]: crate::devices::Rank::with_reproducible
 
 use super::nccl::DataType;
 use crate::element::{DType, Element};
 use crate::op::{OpKind, Operation};
 use crate::reducer::device_value;
 use crate::reducer::shards::{Partial, partial_bytes, read_value, value_bytes};
+use crate::reproducible::{PartialSum, STATE_BYTES_F32, SumFloat};
 use kernels_gpu::shards::{combine_records, finish_records};
 
 /// How one operation's shards are combined.
@@ -50,12 +42,18 @@ pub(crate) enum Strategy {
     /// Each device writes its shard's partial (`bytes` bytes); NCCL all-gathers them; the
     /// combine kernel (or the host) folds them.
     Gather { bytes: usize },
+    /// Reproducible float sums: each device writes its shard's binned partial sum (`bytes`
+    /// bytes); NCCL all-gathers them; the merge kernel (or the host) merges them.
+    Binned { bytes: usize },
 }
 
 impl Strategy {
-    /// The strategy for `O` over `T`.
-    pub(crate) fn of<T: Element, O: Operation<T>>() -> Strategy {
+    /// The strategy for `O` over `T`, for a group whose reducers are `reproducible` or not.
+    pub(crate) fn of<T: Element, O: Operation<T>>(reproducible: bool) -> Strategy {
         match O::KIND {
+            OpKind::Sum if reproducible && T::DTYPE.is_float() => Strategy::Binned {
+                bytes: crate::reproducible::state_bytes(T::DTYPE),
+            },
             OpKind::Sum => Strategy::SumCollective {
                 dtype: sum_dtype(T::DTYPE),
                 bytes: size_of::<T::Sum>(),
@@ -69,7 +67,9 @@ impl Strategy {
     /// Bytes each device sends.
     pub(crate) fn bytes(self) -> usize {
         match self {
-            Strategy::SumCollective { bytes, .. } | Strategy::Gather { bytes } => bytes,
+            Strategy::SumCollective { bytes, .. }
+            | Strategy::Gather { bytes }
+            | Strategy::Binned { bytes } => bytes,
         }
     }
 }
@@ -122,6 +122,25 @@ pub(crate) fn host_result<T: Element, O: Operation<T>>(gathered: &[u8], ranks: u
     O::output(device_value::<T, O>(&value_bytes(&out)))
 }
 
+/// The host result of a reproducible sum from the `ranks` binned partial sums in `gathered`
+/// (rank order): merged with the arithmetic of the merge kernel, so the same bits.
+pub(crate) fn merged_sum<T: Element, O: Operation<T>>(gathered: &[u8], ranks: usize) -> O::Output {
+    fn merge<F: SumFloat>(gathered: &[u8], ranks: usize) -> Vec<u8> {
+        let size = gathered.len() / ranks.max(1);
+        let mut total = PartialSum::<F>::EMPTY;
+        for k in 0..ranks {
+            total.merge(&PartialSum::from_bytes(&gathered[k * size..(k + 1) * size]));
+        }
+        value_bytes(&total.value())
+    }
+    let bytes = if crate::reproducible::state_bytes(T::DTYPE) == STATE_BYTES_F32 {
+        merge::<f32>(gathered, ranks)
+    } else {
+        merge::<f64>(gathered, ranks)
+    };
+    O::output(read_value(&bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,24 +149,38 @@ mod tests {
     #[test]
     fn sums_are_collectives_and_the_rest_gathers() {
         assert_eq!(
-            Strategy::of::<half::bf16, Sum>(),
+            Strategy::of::<half::bf16, Sum>(false),
             Strategy::SumCollective {
                 dtype: DataType::Float32,
                 bytes: 4
             }
         );
         assert_eq!(
-            Strategy::of::<i64, Sum>(),
+            Strategy::of::<i64, Sum>(false),
             Strategy::SumCollective {
                 dtype: DataType::Uint64,
                 bytes: 8
             }
         );
         assert_eq!(
-            Strategy::of::<f64, ArgMax>(),
+            Strategy::of::<f64, ArgMax>(true),
             Strategy::Gather { bytes: 24 }
         );
-        assert_eq!(Strategy::of::<i32, Mean>(), Strategy::Gather { bytes: 16 });
+        assert_eq!(
+            Strategy::of::<i32, Mean>(false),
+            Strategy::Gather { bytes: 16 }
+        );
+        // Reproducible: float sums gather binned states; integer sums stay exact collectives.
+        assert_eq!(
+            Strategy::of::<half::bf16, Sum>(true),
+            Strategy::Binned {
+                bytes: STATE_BYTES_F32
+            }
+        );
+        assert!(matches!(
+            Strategy::of::<i32, Sum>(true),
+            Strategy::SumCollective { .. }
+        ));
     }
 
     #[test]

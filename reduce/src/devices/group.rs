@@ -10,7 +10,7 @@
 //!
 //! On GPUs nothing waits for the device until a host result is asked for.
 
-use super::combine::{Strategy, host_result, sum_values};
+use super::combine::{Strategy, host_result, merged_sum, sum_values};
 use super::comm::Fabric;
 use crate::element::Element;
 use crate::error::{DriverContext, Error, Result};
@@ -161,7 +161,7 @@ where
     S: Input<T> + ?Sized,
 {
     check_shards(world, shards)?;
-    let strategy = Strategy::of::<T, O>();
+    let strategy = Strategy::of::<T, O>(world.members[0].reducer.reproducible());
     if is_gpu(world) {
         gpu_all_reduce::<T, O, S>(world, shards, wanted, strategy)
     } else {
@@ -181,7 +181,7 @@ where
     S: Input<T> + ?Sized,
 {
     check_shards(world, shards)?;
-    let strategy = Strategy::of::<T, O>();
+    let strategy = Strategy::of::<T, O>(world.members[0].reducer.reproducible());
     let bytes = strategy.bytes();
     if !is_gpu(world) {
         let sends = shard_step_sim::<T, O, S>(world, shards, strategy)?;
@@ -191,6 +191,7 @@ where
                 O::output(read_value(&sum_values(dtype, &all)))
             }
             Strategy::Gather { .. } => host_result::<T, O>(&all.concat(), world.size),
+            Strategy::Binned { .. } => merged_sum::<T, O>(&all.concat(), world.size),
         });
     }
     let guards = lock_all(world);
@@ -217,13 +218,14 @@ where
     Ok(match strategy {
         Strategy::SumCollective { .. } => O::output(read_value(&received)),
         Strategy::Gather { .. } => host_result::<T, O>(&received, world.size),
+        Strategy::Binned { .. } => merged_sum::<T, O>(&received, world.size),
     })
 }
 
 fn collective_len(world: &World<'_>, strategy: Strategy) -> usize {
     match strategy {
         Strategy::SumCollective { .. } => 1,
-        Strategy::Gather { .. } => world.size,
+        Strategy::Gather { .. } | Strategy::Binned { .. } => world.size,
     }
 }
 
@@ -253,6 +255,7 @@ where
     match strategy {
         Strategy::SumCollective { .. } => member.reducer.enqueue_shard_sum::<T, S>(shard, send),
         Strategy::Gather { .. } => member.reducer.enqueue_shard::<T, O, S>(shard, send),
+        Strategy::Binned { .. } => member.reducer.enqueue_partial_sum_at::<T, S>(shard, send),
     }
 }
 
@@ -278,6 +281,7 @@ where
                     member.reducer.simulate_shard_sum::<T, S>(*shard)?
                 }
                 Strategy::Gather { .. } => member.reducer.simulate_shard::<T, O, S>(*shard)?,
+                Strategy::Binned { .. } => member.reducer.partial_sum_bytes::<T, S>(*shard)?,
             };
             Ok((world.first_rank + k, bytes))
         })
@@ -298,7 +302,9 @@ fn collective_step(
                 .fabric
                 .all_reduce_sum_device(streams, (sends, recvs), dtype, (1, bytes))
         }
-        Strategy::Gather { bytes } => world.fabric.all_gather_device(streams, sends, recvs, bytes),
+        Strategy::Gather { bytes } | Strategy::Binned { bytes } => {
+            world.fabric.all_gather_device(streams, sends, recvs, bytes)
+        }
     }
 }
 
@@ -332,7 +338,9 @@ where
         let send = at_least(&mut scratch.send, streams[k], bytes)?;
         let recv = match strategy {
             Strategy::SumCollective { .. } => 0,
-            Strategy::Gather { .. } => at_least(&mut scratch.recv, streams[k], bytes * world.size)?,
+            Strategy::Gather { .. } | Strategy::Binned { .. } => {
+                at_least(&mut scratch.recv, streams[k], bytes * world.size)?
+            }
         };
         shard_step_gpu::<T, O, S>(member, shards[k], send, strategy)?;
         sends.push(send);
@@ -360,6 +368,16 @@ where
                         member
                             .reducer
                             .enqueue_combine::<T, O>(recvs[k], world.size, outs[k])?;
+                    }
+                }
+            }
+            Strategy::Binned { .. } => {
+                collective_step(world, &streams, &sends, &recvs, strategy)?;
+                for (k, member) in world.members.iter().enumerate() {
+                    if wanted.includes(k) {
+                        member
+                            .reducer
+                            .enqueue_merge_at::<T>(recvs[k], world.size, outs[k])?;
                     }
                 }
             }
@@ -393,6 +411,23 @@ where
             Ok((0..world.members.len())
                 .map(|k| wanted.includes(k).then_some(sum))
                 .collect())
+        }
+        Strategy::Binned { .. } => {
+            let gathered = all.concat();
+            world
+                .members
+                .iter()
+                .enumerate()
+                .map(|(k, member)| {
+                    if !wanted.includes(k) {
+                        return Ok(None);
+                    }
+                    let bytes = member
+                        .reducer
+                        .merge_state_bytes::<T>(&gathered, world.size)?;
+                    Ok(Some(read_value(&bytes)))
+                })
+                .collect()
         }
         Strategy::Gather { .. } => {
             let gathered = all.concat();

@@ -194,6 +194,26 @@ impl Devices {
         }
     }
 
+    /// Sums floats the reproducible way on every device ([`Reducer::with_reproducible`]), and
+    /// merges the devices' binned partial sums: the same bits as one device's reproducible
+    /// sum of the whole input, however many devices hold it and however it is cut.
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, devices::Devices};
+    /// let data: Vec<f32> = (0..10_000).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+    /// let one = Reducer::simulator().with_reproducible(true).sum(&data)?;
+    /// let three = Devices::simulated(3).with_reproducible(true);
+    /// let shards = [&data[..17], &data[17..6000], &data[6000..]];
+    /// assert_eq!(three.sum(&shards)?.to_bits(), one.to_bits());
+    /// # Ok::<(), reduce_rs::Error>(())
+    /// ```
+    pub fn with_reproducible(mut self, reproducible: bool) -> Devices {
+        for member in &mut self.members {
+            member.reducer.set_reproducible(reproducible);
+        }
+        self
+    }
+
     /// How many devices.
     pub fn len(&self) -> usize {
         self.members.len()

@@ -214,6 +214,34 @@ impl Rank {
             .collect())
     }
 
+    /// Sums floats the reproducible way ([`Reducer::with_reproducible`]) and merges the
+    /// ranks' binned partial sums: the same bits as one GPU's reproducible sum of the whole
+    /// input, for any number of ranks. Every rank must choose the same.
+    ///
+    /// ```
+    /// use reduce_rs::devices::Rank;
+    /// let ranks: Vec<Rank> = Rank::simulated(2)
+    ///     .into_iter()
+    ///     .map(|rank| rank.with_reproducible(true))
+    ///     .collect();
+    /// let shards = [vec![1e8f32, 1.0], vec![-1e8f32]];
+    /// let sums = std::thread::scope(|scope| {
+    ///     let handles: Vec<_> = ranks
+    ///         .iter()
+    ///         .zip(&shards)
+    ///         .map(|(rank, shard)| scope.spawn(move || rank.sum(shard)))
+    ///         .collect();
+    ///     handles.into_iter().map(|h| h.join().unwrap()).collect::<Result<Vec<_>, _>>()
+    /// })?;
+    /// assert_eq!(sums, [1.0, 1.0]);
+    /// # Ok::<(), reduce_rs::Error>(())
+    /// ```
+    pub fn with_reproducible(mut self, reproducible: bool) -> Rank {
+        self.member.reducer.set_reproducible(reproducible);
+        self
+    }
+
+    /// This rank's number, 0 … `world_size - 1`.
     pub fn rank(&self) -> usize {
         self.rank
     }

@@ -2,12 +2,13 @@
 //! dispatch of float sums and means to the reproducible kernels, and partial sums.
 
 use super::{Backend, Reducer, check_context};
+use crate::element::DType;
 use crate::element::{Element, bytes_of};
 use crate::error::{DriverContext, Error, Result};
 use crate::gpu::{Gpu, Target};
 use crate::input::{Input, Source};
 use crate::op::Operation;
-use crate::reproducible::{self as repro, PartialSum, SumFloat};
+use crate::reproducible::{self as repro, PartialSum, STATE_BYTES_F32, SumFloat};
 use cudarc::driver::{DevicePtr, DevicePtrMut, result};
 
 /// Where a reproducible launch reads: elements (as vectors) or partial sums (one per thread).
@@ -327,6 +328,90 @@ impl Reducer {
     }
 
     /// The GPU, or why `what` needs one.
+    /// Enqueues the partial sum (binned state) of `input`, a float type's, into the state at
+    /// device address `output` (GPU): a shard's step of a reproducible sum over several
+    /// devices (`crate::devices`).
+    pub(crate) fn enqueue_partial_sum_at<T: Element, I: Input<T> + ?Sized>(
+        &self,
+        input: &I,
+        output: u64,
+    ) -> Result<()> {
+        let gpu = self.gpu_for("a shard's partial sum", "partial_sum")?;
+        if input.is_empty() {
+            return match repro::state_bytes(T::DTYPE) {
+                STATE_BYTES_F32 => write_one(gpu, output, &PartialSum::<f32>::EMPTY),
+                _ => write_one(gpu, output, &PartialSum::<f64>::EMPTY),
+            };
+        }
+        self.enqueue_reproducible(gpu, &repro::state_kernel(T::DTYPE), input, output)
+    }
+
+    /// The partial sum (binned state) of `input`, a float type's, as bytes, on either backend.
+    pub(crate) fn partial_sum_bytes<T: Element, I: Input<T> + ?Sized>(
+        &self,
+        input: &I,
+    ) -> Result<Vec<u8>> {
+        let bytes = repro::state_bytes(T::DTYPE);
+        if input.is_empty() {
+            return Ok(match bytes {
+                STATE_BYTES_F32 => PartialSum::bytes_of(&[PartialSum::<f32>::EMPTY]).to_vec(),
+                _ => PartialSum::bytes_of(&[PartialSum::<f64>::EMPTY]).to_vec(),
+            });
+        }
+        self.run_reproducible(&repro::state_kernel(T::DTYPE), input, bytes)
+    }
+
+    /// Enqueues the merge of the `count` partial sums of `T`'s sums at device address
+    /// `states` into the value at `output` (GPU): the last step of a reproducible sum over
+    /// several devices.
+    pub(crate) fn enqueue_merge_at<T: Element>(
+        &self,
+        states: u64,
+        count: usize,
+        output: u64,
+    ) -> Result<()> {
+        let gpu = self.gpu_for("merging partial sums on the device", "merge_partial_sums")?;
+        let (name, bytes) = merge_of(T::DTYPE);
+        let reads = Reads {
+            len: count,
+            element_bytes: bytes,
+            vectors: false,
+            state_bytes: bytes,
+        };
+        self.enqueue_launch(gpu, &name, reads, states, output)
+            .map(|_| ())
+    }
+
+    /// The merge of the `count` partial sums of `T`'s sums in `states` (bytes), as the bytes
+    /// of the value, by the merge kernel on this backend (simulated devices).
+    pub(crate) fn merge_state_bytes<T: Element>(
+        &self,
+        states: &[u8],
+        count: usize,
+    ) -> Result<Vec<u8>> {
+        let (name, bytes) = merge_of(T::DTYPE);
+        let reads = Reads {
+            len: count,
+            element_bytes: bytes,
+            vectors: false,
+            state_bytes: bytes,
+        };
+        let value_bytes = if bytes == STATE_BYTES_F32 { 4 } else { 8 };
+        match &self.backend {
+            Backend::Gpu(gpu) => {
+                let out = gpu.result_buffer()?;
+                let input = gpu.upload(states)?;
+                self.enqueue_launch(gpu, &name, reads, input, out)?;
+                read_result(gpu, &name, out, value_bytes)
+            }
+            Backend::Sim(sim) => {
+                let shape = self.sim_shape(sim, reads);
+                let partials_bytes = shape.grid as usize * reads.state_bytes;
+                sim.run_single(&name, shape, partials_bytes, states, count, value_bytes)
+            }
+        }
+    }
+
     fn gpu_for(&self, what: &str, instead: &str) -> Result<&Gpu> {
         match &self.backend {
             Backend::Gpu(gpu) => Ok(gpu),
@@ -394,4 +479,12 @@ fn read_result(gpu: &Gpu, name: &str, out: u64, bytes: usize) -> Result<Vec<u8>>
         },
         other => other,
     })
+}
+
+/// The merge kernel for the partial sums of `dtype`'s sums, and the bytes of one.
+fn merge_of(dtype: DType) -> (String, usize) {
+    match repro::state_bytes(dtype) {
+        STATE_BYTES_F32 => (repro::merge_kernel::<f32>(), STATE_BYTES_F32),
+        bytes => (repro::merge_kernel::<f64>(), bytes),
+    }
 }
