@@ -262,7 +262,11 @@ fn devices_split_the_input_and_check_the_result() {
             "--reproducible",
         ]);
         let text = stdout(&output);
-        assert!(output.status.success(), "{dtype}: {text}{}", stderr(&output));
+        assert!(
+            output.status.success(),
+            "{dtype}: {text}{}",
+            stderr(&output)
+        );
         assert!(
             text.contains("the same bits as one device's reproducible sum of the whole input"),
             "{text}"
