@@ -233,12 +233,12 @@ pub fn format_list(width: usize) -> String {
     for v in Version::all() {
         let tuned = match v.info().tuned_block {
             kernels_gpu::registry::TunedBlock::Fixed(block) => block.to_string(),
-            kernels_gpu::registry::TunedBlock::BySize {
-                small,
-                large,
-                up_to,
-            } => {
-                format!("{small} up to 2^{} elements, then {large}", up_to.ilog2())
+            kernels_gpu::registry::TunedBlock::BySize { tiers, above } => {
+                let tiers: Vec<String> = tiers
+                    .iter()
+                    .map(|(up_to, block)| format!("{block} up to 2^{}", up_to.ilog2()))
+                    .collect();
+                format!("{}, then {above}", tiers.join(", "))
             }
         };
         let first = format!("{:<4}{} — ", v.name(), v.slug());

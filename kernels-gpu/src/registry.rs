@@ -17,8 +17,13 @@ pub enum Grid {
     /// `min_elements_per_thread` of it.
     FillDevice { min_elements_per_thread: u32 },
     /// As [`Grid::FillDevice`], but counted in 16-byte vectors: at least
-    /// `min_vectors_per_thread` of them per thread.
-    FillDeviceVectors { min_vectors_per_thread: u32 },
+    /// `min_vectors_per_thread` of them per thread; and one block alone while each of its
+    /// threads has at most `single_block_vectors_per_thread` (a second block costs a hand-over
+    /// that one block's few more loads do not).
+    FillDeviceVectors {
+        min_vectors_per_thread: u32,
+        single_block_vectors_per_thread: u32,
+    },
 }
 
 /// What the block's dynamic shared memory holds.
@@ -55,12 +60,31 @@ pub enum BlockParam {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TunedBlock {
     Fixed(u32),
-    /// `small` threads per block up to `up_to` elements, `large` above.
+    /// By input size: `(up_to, block)` pairs in ascending `up_to` — `block` threads for inputs
+    /// of at most `up_to` elements — and `above` threads for larger ones.
     BySize {
-        small: u32,
-        large: u32,
-        up_to: usize,
+        tiers: &'static [(usize, u32)],
+        above: u32,
     },
+}
+
+impl TunedBlock {
+    /// Threads per block for an input of `len` elements.
+    pub const fn for_len(self, len: usize) -> u32 {
+        match self {
+            TunedBlock::Fixed(block) => block,
+            TunedBlock::BySize { tiers, above } => {
+                let mut k = 0;
+                while k < tiers.len() {
+                    if len <= tiers[k].0 {
+                        return tiers[k].1;
+                    }
+                    k += 1;
+                }
+                above
+            }
+        }
+    }
 }
 
 /// Which (element type, operator) pairs a kernel is built for.

@@ -104,11 +104,16 @@ declare_versions! {
         slug: "single-pass",
         technique: "16-byte loads, last block reduces the partials: one launch, every operator",
         origin: Origin { chapter: None, one_based: None, harris_kernel: None },
-        grid: Grid::FillDeviceVectors { min_vectors_per_thread: 4 },
+        grid: Grid::FillDeviceVectors { min_vectors_per_thread: 4, single_block_vectors_per_thread: 8 },
         shared: Shared::PerWarpAndTicket,
         block: Runtime,
-        // bench on the H100 (f32): 512 threads win below ~2^23 elements, 1024 above.
-        tuned_block: TunedBlock::BySize { small: 512, large: 1024, up_to: 1 << 23 },
+        // The fastest launch of each size on the H100 (f32, `examples/tune.rs`): one block of
+        // 256 threads up to 2^12, one of 1024 up to 2^15, then blocks of 256 (16 of them at
+        // 2^16, 256 at 2^20), 512 up to 2^23, 1024 above.
+        tuned_block: TunedBlock::BySize {
+            tiers: &[(1 << 12, 256), (1 << 15, 1024), (1 << 21, 256), (1 << 23, 512)],
+            above: 1024,
+        },
         output: Output::Final,
         ops: Library,
     },

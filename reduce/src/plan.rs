@@ -105,10 +105,15 @@ pub fn shape(
         } => blocks_for(u64::from(min_elements_per_thread)).min(resident_blocks.max(1)),
         Grid::FillDeviceVectors {
             min_vectors_per_thread,
+            single_block_vectors_per_thread,
         } => {
-            let per_thread =
-                u64::from(min_vectors_per_thread) * elements_per_vector(sizes.element) as u64;
-            blocks_for(per_thread).min(resident_blocks.max(1))
+            let per_vector = elements_per_vector(sizes.element) as u64;
+            if blocks_for(u64::from(single_block_vectors_per_thread) * per_vector) == 1 {
+                1
+            } else {
+                blocks_for(u64::from(min_vectors_per_thread) * per_vector)
+                    .min(resident_blocks.max(1))
+            }
         }
     };
     if grid > MAX_GRID {

@@ -3,7 +3,7 @@
 use crate::element::DType;
 use crate::error::Error;
 use crate::op::OpKind;
-use kernels_gpu::registry::{TunedBlock, VersionInfo};
+use kernels_gpu::registry::VersionInfo;
 use std::fmt;
 
 /// One version of the reduction series (v0 … v8), as declared in `kernels-gpu`.
@@ -105,20 +105,7 @@ impl Version {
 
     /// Threads per block when none is chosen, for an input of `len` elements (tuned on the H100).
     pub fn tuned_block(self, len: usize) -> u32 {
-        match self.0.tuned_block {
-            TunedBlock::Fixed(block) => block,
-            TunedBlock::BySize {
-                small,
-                large,
-                up_to,
-            } => {
-                if len <= up_to {
-                    small
-                } else {
-                    large
-                }
-            }
-        }
+        self.0.tuned_block.for_len(len)
     }
 }
 
