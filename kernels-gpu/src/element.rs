@@ -146,11 +146,9 @@ macro_rules! lanes {
             }
             #[inline(always)]
             fn each(self, mut f: impl FnMut(usize, T)) {
-                let mut lane = 0;
-                while lane < $k {
-                    f(lane, self.0[lane]);
-                    lane += 1;
-                }
+                // Written out, as `for_lanes`: a loop here is not always unrolled before
+                // LLVM decides where the vector lives, and then it lives in local memory.
+                $( f($lane, self.0[$lane]); )*
             }
             #[inline(always)]
             fn best_lane<K: Copy>(

@@ -2,7 +2,7 @@
 //! elements per thread and grid sizing live. The host imports this module; nothing is
 //! duplicated with a "must match the kernel" comment.
 
-/// Threads per block used when the user does not choose one (the seeds' `THREAD_PER_BLOCK`).
+/// Threads per block used when the user does not choose one (the tutorial's `THREAD_PER_BLOCK`).
 pub const DEFAULT_BLOCK_SIZE: u32 = 256;
 
 /// Block sizes every version is built and tested for. Powers of two, so the shared-memory

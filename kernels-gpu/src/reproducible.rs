@@ -1,5 +1,5 @@
 //! # Reproducible sums: the same bits on any grid, block size, GPU and split of the input
-//! (beyond the seeds; the library's `with_reproducible(true)`)
+//! (beyond the tutorial series; the library's `with_reproducible(true)`)
 //!
 //! v8 is bitwise identical from run to run on one GPU, but its float sums are rounded in an
 //! order set by the launch: each thread's share, the shuffle tree, the partials. Another grid

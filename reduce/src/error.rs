@@ -81,6 +81,22 @@ pub enum Error {
         valid: Vec<u32>,
     },
 
+    /// The compiled kernel cannot run blocks this large on this GPU (its registers per thread
+    /// times the block's threads exceed what one multiprocessor has).
+    #[error(
+        "kernel `{kernel}` runs at most {max} threads per block on this GPU ({registers} registers each); {block} were asked for"
+    )]
+    BlockTooLarge {
+        /// The kernel's entry point.
+        kernel: String,
+        /// The block size asked for.
+        block: u32,
+        /// The most threads per block the driver launches it with.
+        max: u32,
+        /// Registers per thread.
+        registers: u32,
+    },
+
     /// The input needs more blocks than CUDA allows in one launch.
     #[error(
         "{len} elements need {grid} blocks of {block} threads; CUDA allows at most 2^31 - 1: use a larger block size"

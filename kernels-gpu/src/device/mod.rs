@@ -554,7 +554,7 @@ impl<T: Value> SharedArray<T> {
         unsafe { self.checked(index, true).write(value) }
     }
 
-    /// A `volatile` load, as the seeds' warp-synchronous code uses: never cached in a
+    /// A `volatile` load, as the tutorial's warp-synchronous code uses: never cached in a
     /// register, but still no ordering between lanes (that takes `sync_warp`).
     #[inline(always)]
     #[track_caller]

@@ -162,11 +162,7 @@ impl<F: BinnedFloat> Binned<F> {
             return;
         }
         self.update(F::index_for(x));
-        if self.in_top_bin() {
-            self.deposit_top(x);
-        } else {
-            self.deposit(x);
-        }
+        self.deposit_any(x);
         self.renorm();
     }
 
@@ -268,6 +264,16 @@ impl<F: BinnedFloat> Binned<F> {
         let x = x + taken_half + taken_half;
         let x = self.deposit_fold(1, x);
         self.primary[2] = self.primary[2] + x.or_last_bit();
+    }
+
+    /// [`Self::deposit_top`] or [`Self::deposit`], whichever the top fold needs.
+    #[inline(always)]
+    pub fn deposit_any(&mut self, x: F) {
+        if self.in_top_bin() {
+            self.deposit_top(x);
+        } else {
+            self.deposit(x);
+        }
     }
 
     /// One fold takes `x` rounded to its ulp; returns what is left (exact).

@@ -51,41 +51,34 @@ impl<F: BinnedFloat> Accumulators<F> {
         let lanes = <T::Vector16 as Vector16<T>>::LANES;
         self.make_room((V * lanes / 2) as u32);
         let mut largest = F::ZERO;
-        let mut v = 0;
-        while v < V {
-            loaded[v].each(|_, x| largest = largest.max_abs(x.to_fold()));
-            v += 1;
-        }
+        each_vector::<V>(|v| loaded[v].each(|_, x| largest = largest.max_abs(x.to_fold())));
         let index = F::index_for(largest);
         self.even.update(index);
         self.odd.update(index);
         let (even, odd) = (&mut self.even, &mut self.odd);
         if even.in_top_bin() || odd.in_top_bin() {
             // Magnitudes near the type's largest: bin 0 takes its deposits scaled (rare).
-            let mut v = 0;
-            while v < V {
+            each_vector::<V>(|v| {
                 loaded[v].each(|lane, x| {
-                    let state = if lane % 2 == 0 { &mut *even } else { &mut *odd };
-                    if state.in_top_bin() {
-                        state.deposit_top(x.to_fold());
+                    // Each branch names its state: a reference chosen at run time would put
+                    // both states in local memory for the whole kernel.
+                    if lane % 2 == 0 {
+                        even.deposit_any(x.to_fold());
                     } else {
-                        state.deposit(x.to_fold());
+                        odd.deposit_any(x.to_fold());
                     }
-                });
-                v += 1;
-            }
+                })
+            });
         } else {
-            let mut v = 0;
-            while v < V {
+            each_vector::<V>(|v| {
                 loaded[v].each(|lane, x| {
                     if lane % 2 == 0 {
                         even.deposit(x.to_fold());
                     } else {
                         odd.deposit(x.to_fold());
                     }
-                });
-                v += 1;
-            }
+                })
+            });
         }
         // A NaN or an infinity anywhere in the batch left a top fold NaN or infinite.
         even.top_is_finite() && odd.top_is_finite()
@@ -94,19 +87,19 @@ impl<F: BinnedFloat> Accumulators<F> {
     /// The batch that [`Self::add_vectors`] found a NaN or an infinity in, read again: its
     /// non-finite values go to the special sum, which is now the result, so the folds are
     /// dropped (the rest of the input still goes through them, unread at the end).
-    #[cold]
-    #[inline(never)]
+    ///
+    /// Inlined although it is rare: a call would take `self` by reference, and an
+    /// accumulator whose address is taken lives in local memory for the whole kernel.
+    #[inline(always)]
     fn rescan<T: Reproducible<Fold = F>, const V: usize>(&mut self, loaded: [T::Vector16; V]) {
-        let mut v = 0;
-        while v < V {
+        each_vector::<V>(|v| {
             loaded[v].each(|_, x| {
                 let x = x.to_fold();
                 if !x.is_finite() {
                     self.even.add_special(x);
                 }
-            });
-            v += 1;
-        }
+            })
+        });
         self.even = self.even.only_special();
         self.odd = Binned::EMPTY;
         self.pending = 0;
@@ -121,11 +114,7 @@ impl<F: BinnedFloat> Accumulators<F> {
         }
         self.make_room(1);
         self.even.update(F::index_for(x));
-        if self.even.in_top_bin() {
-            self.even.deposit_top(x);
-        } else {
-            self.even.deposit(x);
-        }
+        self.even.deposit_any(x);
     }
 
     /// The thread's state: both renormalised, merged.
@@ -136,6 +125,27 @@ impl<F: BinnedFloat> Accumulators<F> {
         self.even.merge(&self.odd);
         self.even
     }
+}
+
+/// `f(v)` for every `v` in `0..V` (`V` ≤ 8), written out one call per `v`: `loaded[v]` then
+/// has a constant index, so the loaded vectors stay in registers (a loop is not always unrolled
+/// before LLVM decides where an array lives, and then the array lives in local memory).
+#[inline(always)]
+fn each_vector<const V: usize>(mut f: impl FnMut(usize)) {
+    const { assert!(V <= 8, "at most 8 vectors in flight") };
+    let mut call = |v: usize| {
+        if v < V {
+            f(v)
+        }
+    };
+    call(0);
+    call(1);
+    call(2);
+    call(3);
+    call(4);
+    call(5);
+    call(6);
+    call(7);
 }
 
 /// This thread's state of `input`: its vectors four at a time, the ones left one at a time,

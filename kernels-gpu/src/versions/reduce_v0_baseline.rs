@@ -1,5 +1,5 @@
 //! # v0 — baseline: interleaved addressing with divergent warps
-//! (seed `003` `reduce_v0_baseline`; Harris's and seeds `000`–`002`/`004`'s "V1")
+//! (the tutorial series' chapter `reduce_v0_baseline`; Harris's slides and the series' diagrams number it \"V1\")
 //!
 //! Each block copies `blockDim` elements into shared memory, then halves them in
 //! `log2(blockDim)` rounds. In round `k` (stride `s = 2^k`) the threads with
@@ -65,7 +65,7 @@ pub fn reduce_v0<T: Element, Op: ReduceOp<T>>(
 
     let mut stride = 1;
     while stride < block {
-        // The seeds' `%`, kept: this test is what makes v0 divergent.
+        // The tutorial's `%`, kept: this test is what makes v0 divergent.
         #[allow(clippy::manual_is_multiple_of)]
         if tid % (2 * stride) == 0 {
             let (left, right) = (tid as usize, (tid + stride) as usize);

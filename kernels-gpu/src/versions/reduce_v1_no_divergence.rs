@@ -1,5 +1,5 @@
 //! # v1 — no divergence: strided index, bank conflicts
-//! (seed `003` `reduce_v1_no_divergence_branch`; seeds `000`–`002`/`004`'s "V2")
+//! (the tutorial series' chapter `reduce_v1_no_divergence_branch`; \"V2\" in its diagrams and in Harris's slides)
 //!
 //! Changes against v0: instead of picking scattered threads with `tid % (2s) == 0`, thread
 //! `tid` works on slot `index = 2 * s * tid`. The same pairs are added, but by the *first*

@@ -1,5 +1,5 @@
 //! # v4 — unroll the last warp
-//! (seed `003` `reduce_v4_unroll_last_warp`; seeds `002`'s "V5")
+//! (the tutorial series' chapter `reduce_v4_unroll_last_warp`; \"V5\" in its diagrams and in Harris's slides)
 //!
 //! Changes against v3: the tree runs with barriers only while more than one warp is active
 //! (`s > 32`); the last six rounds (`s = 32 … 1`) are done by warp 0 alone, unrolled, with no
@@ -10,13 +10,13 @@
 //! warp 0:        [t] ⊕= [t+32]; [t] ⊕= [t+16]; [t] ⊕= [t+8]; [t] ⊕= [t+4]; [t] ⊕= [t+2]; [t] ⊕= [t+1]
 //! ```
 //!
-//! # Correction against the seeds
-//! The seeds rely on the warp running in lockstep and mark `cache` `volatile`; they state no
+//! # Correction against the tutorial
+//! The tutorial relies on the warp running in lockstep and mark `cache` `volatile`; they state no
 //! `__syncwarp()` is needed. Since Volta (independent thread scheduling) that is a data race:
 //! lane 16 may write `cache[16]` before lane 0 has read it. This port keeps the technique —
 //! one warp, unrolled, shared memory, no block barrier — and makes it correct: each step
 //! reads both operands into a register, `sync_warp`s, then writes, and `sync_warp`s again.
-//! (The seeds' literal code is kept in the simulator tests, where it is reported as a race;
+//! (The tutorial's literal code is kept in the simulator tests, where it is reported as a race;
 //! compute-sanitizer's racecheck on the H100 reports it too, as a warning.)
 //!
 //! # Thread Mapping, output contract, any length
@@ -40,7 +40,7 @@ use crate::versions::reduce_v3_add_during_load::load_pair;
 pub(crate) fn warp_reduce_shared<T: Element, Op: ReduceOp<T>>(shared: &SharedArray<T>, lane: u32) {
     let lane = lane as usize;
     let mut value = shared.load(lane);
-    // A constant trip count: the compiler unrolls it into the seeds' six statements.
+    // A constant trip count: the compiler unrolls it into the tutorial's six statements.
     let mut offset = 32;
     while offset > 0 {
         value = Op::combine(value, shared.load(lane + offset));

@@ -1,5 +1,5 @@
 //! # v6 — multiple adds per thread: a grid sized to the GPU
-//! (Harris's "V7"; the seeds' `NUM_PER_THREAD` idea)
+//! (Harris's "V7"; the tutorial's `NUM_PER_THREAD` idea)
 //!
 //! Changes against v5: instead of one block per `2 * BLOCK` elements (65 536 blocks for
 //! 2^25 elements), the host launches only as many blocks as the GPU keeps resident

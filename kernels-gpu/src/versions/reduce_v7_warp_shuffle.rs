@@ -31,7 +31,7 @@ use crate::element::Element;
 use crate::ops::{ReduceOp, Reduction};
 use crate::params::Scratch;
 
-/// Loads each thread issues before adding them (the seeds' `NUM_PER_THREAD`).
+/// Loads each thread issues before adding them (the tutorial's `NUM_PER_THREAD`).
 const LOADS_IN_FLIGHT: usize = 8;
 
 /// Reduces `value` over the first `lanes` lanes of the warp (a power of two ≤ 32) with
@@ -90,7 +90,7 @@ pub fn reduce_v7<T: Element, Op: ReduceOp<T>, const BLOCK: u32>(
     let len = input.len();
     let mut index = block_idx_x() as usize * BLOCK as usize + tid as usize;
     let mut acc = Op::IDENTITY;
-    // The seeds' `NUM_PER_THREAD` loads, unrolled: all in flight before the first add.
+    // The tutorial's `NUM_PER_THREAD` loads, unrolled: all in flight before the first add.
     while index + (LOADS_IN_FLIGHT - 1) * grid_stride < len {
         acc = input
             .load_strided::<LOADS_IN_FLIGHT>(index, grid_stride)

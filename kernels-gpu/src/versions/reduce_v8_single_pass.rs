@@ -1,5 +1,5 @@
 //! # v8 — single pass: vector loads, and the last block finishes the job
-//! (beyond the seeds)
+//! (beyond the tutorial series and Harris's slides)
 //!
 //! Changes against v7, each aimed at what is left between v7 and the memory's bandwidth:
 //! - **16-byte vector loads.** Each thread loads four `f32` (two `f64`) per instruction: a

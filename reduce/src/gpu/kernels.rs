@@ -38,6 +38,9 @@ struct Loaded {
     function: CudaFunction,
     /// Blocks per multiprocessor by (block size, dynamic shared bytes).
     occupancy: HashMap<(u32, usize), u32>,
+    /// The most threads per block the driver launches it with (registers decide it).
+    max_block: u32,
+    registers: u32,
 }
 
 pub struct Kernels {
@@ -120,21 +123,46 @@ impl Kernels {
         &self.source
     }
 
+    /// The most threads per block the kernel `name` can be launched with on this GPU (its
+    /// registers per thread decide it), loaded on first use.
+    pub fn max_block(&self, name: &str) -> Result<u32> {
+        self.get(name, 1, 0)?;
+        let loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(loaded.get(name).expect("loaded by get").max_block)
+    }
+
     /// The kernel `name`, loaded on first use, and how many blocks of `block` threads with
     /// `shared_bytes` of shared memory one multiprocessor runs at once.
     pub fn get(&self, name: &str, block: u32, shared_bytes: usize) -> Result<(CudaFunction, u32)> {
         let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
         if !loaded.contains_key(name) {
             let function = self.load(name)?;
+            let attribute = |value: std::result::Result<i32, _>, what: &str| {
+                value
+                    .doing(|| format!("asking the driver for {what} of {name}"))
+                    .map(|v: i32| v.max(0) as u32)
+            };
+            let max_block = attribute(function.max_threads_per_block(), "the largest block")?;
+            let registers = attribute(function.num_regs(), "the registers per thread")?;
             loaded.insert(
                 name.to_string(),
                 Loaded {
                     function,
                     occupancy: HashMap::new(),
+                    max_block,
+                    registers,
                 },
             );
         }
         let kernel = loaded.get_mut(name).expect("inserted above");
+        if block > kernel.max_block {
+            return Err(Error::BlockTooLarge {
+                kernel: name.to_string(),
+                block,
+                max: kernel.max_block,
+                registers: kernel.registers,
+            });
+        }
         let per_sm = match kernel.occupancy.get(&(block, shared_bytes)) {
             Some(&blocks) => blocks,
             None => {

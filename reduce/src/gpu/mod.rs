@@ -215,6 +215,11 @@ impl Gpu {
             .doing(|| "reading the GPU's free memory".into())
     }
 
+    /// The most threads per block the kernel `name` can be launched with on this GPU.
+    pub fn max_block(&self, name: &str) -> Result<u32> {
+        self.kernels.max_block(name)
+    }
+
     /// The kernel `name` and the blocks of `block` threads the whole GPU runs at once.
     pub fn kernel(
         &self,

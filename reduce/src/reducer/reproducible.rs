@@ -10,6 +10,7 @@ use crate::input::{Input, Source};
 use crate::op::Operation;
 use crate::reproducible::{self as repro, PartialSum, STATE_BYTES_F32, SumFloat};
 use cudarc::driver::{DevicePtr, DevicePtrMut, result};
+use kernels_gpu::launch::WARP_SIZE;
 
 /// Where a reproducible launch reads: elements (as vectors) or partial sums (one per thread).
 #[derive(Clone, Copy)]
@@ -225,8 +226,8 @@ impl Reducer {
         let reads = element_reads::<T>(len);
         Ok(match &self.backend {
             Backend::Gpu(gpu) => {
-                let block = repro::block(self.block);
                 let name = repro::state_kernel(T::DTYPE);
+                let block = self.gpu_block(gpu, &name)?;
                 let shared = repro::shared_bytes(block, reads.state_bytes);
                 let (_, resident) = gpu.kernel(&name, block, shared)?;
                 let resident = self
@@ -304,7 +305,7 @@ impl Reducer {
         input: u64,
         output: u64,
     ) -> Result<crate::plan::LaunchShape> {
-        let block = repro::block(self.block);
+        let block = self.gpu_block(gpu, name)?;
         let shared = repro::shared_bytes(block, reads.state_bytes);
         let (function, resident) = gpu.kernel(name, block, shared)?;
         let resident = self
@@ -320,6 +321,19 @@ impl Reducer {
         let partials_bytes = shape.grid as usize * reads.state_bytes;
         gpu.enqueue_single(name, &function, shape, partials_bytes, target)?;
         Ok(shape)
+    }
+
+    /// The block the reproducible kernel `name` runs with on `gpu`: the one chosen, or where
+    /// the kernel cannot run blocks that large (its registers), the largest power of two it
+    /// can. The sum's bits do not depend on the block, so this changes only its speed.
+    fn gpu_block(&self, gpu: &Gpu, name: &str) -> Result<u32> {
+        let chosen = repro::block(self.block);
+        let max = gpu.max_block(name)?;
+        Ok(if chosen <= max {
+            chosen
+        } else {
+            1 << max.max(WARP_SIZE).ilog2()
+        })
     }
 
     fn sim_shape(&self, sim: &crate::sim::Sim, reads: Reads) -> crate::plan::LaunchShape {

@@ -51,7 +51,7 @@ fn tree_without_barriers_between_steps_races() {
     );
 }
 
-/// The seeds' last-warp code, literally: warp 0 reduces `s[0..64]` with no `sync_warp`,
+/// The tutorial's last-warp code, literally: warp 0 reduces `s[0..64]` with no `sync_warp`,
 /// relying on lockstep execution that Volta's independent thread scheduling does not give.
 fn last_warp(shared: &Shared<u32>, t: usize, with_sync_warp: bool) {
     for offset in [32, 16, 8, 4, 2, 1] {
