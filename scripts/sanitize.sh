@@ -2,12 +2,12 @@
 # Runs every version and element type under compute-sanitizer's four tools, each with
 # --error-exitcode 1, and fails on any error, hazard or warning.
 #
-#   cargo build --release -p host && cargo xtask build-ptx && scripts/sanitize.sh
-#   scripts/sanitize.sh path/to/host        # another build of the host
+#   cargo build --release -p host && scripts/sanitize.sh
+#   scripts/sanitize.sh path/to/reduce-rs   # another build of the program
 #
 # Sizes: one element, a block-size-unaligned size and a prime past a million.
 set -uo pipefail
-HOST=${1:-target/release/host}
+HOST=${1:-target/release/reduce-rs}
 SIZES=${SIZES:-"1 4097 1000003"}
 LOG_DIR=${LOG_DIR:-sanitize-logs}
 mkdir -p "$LOG_DIR"
