@@ -340,7 +340,7 @@ fn run_reproducible<T: HostElement, O: Checked<T> + Default>(
         }
         _ => {
             let got = reducer.reduce(O::default(), input)?;
-            let shape = reducer.reproducible_launch::<T>(case.len)?;
+            let shape = reducer.reproducible_launch::<T, O>(case.len)?;
             Ok(Outcome {
                 version,
                 additions,

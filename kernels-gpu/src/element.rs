@@ -106,8 +106,8 @@ pub trait Vector16<T>: Copy {
         lift: impl Fn(T, usize) -> A,
         combine: impl Fn(A, A) -> A,
     ) -> A;
-    /// Calls `f(lane, element)` for every lane in order (a loop of constant length: every
-    /// element stays in a register).
+    /// Calls `f(lane, element)` for every lane in order, written out one call per lane: every
+    /// element stays in a register.
     fn each(self, f: impl FnMut(usize, T));
     /// The first lane whose `key` is the largest (`better(a, b)`: `a` beats `b`), and that key.
     fn best_lane<K: Copy>(self, key: impl Fn(T) -> K, better: impl Fn(K, K) -> bool) -> (usize, K);

@@ -217,6 +217,45 @@ mod tests {
     }
 
     #[test]
+    fn v8_runs_one_block_while_its_threads_have_at_most_eight_vectors() {
+        let v8 = v("v8");
+        let resident = resident_blocks(132, 256);
+        let grid = |n: usize| {
+            let block = v8.tuned_block(n);
+            (block, shape(v8, n, block, F32, resident).unwrap().grid)
+        };
+        // f32: 4 elements a vector; 1024 threads × 8 vectors = 2^15 elements.
+        assert_eq!(grid(1 << 12), (256, 1));
+        assert_eq!(grid(1 << 15), (1024, 1));
+        // Past that, blocks of 256 with at least 4 vectors a thread: 2^16 / (256 × 16) = 16.
+        assert_eq!(grid(1 << 16), (256, 16));
+        assert_eq!(grid((1 << 15) + 1), (256, 9));
+        // f64 (2 elements a vector): 1024 threads × 8 vectors = 2^14 elements in one block.
+        let f64s = Sizes {
+            element: 8,
+            accumulator: 8,
+        };
+        assert_eq!(shape(v8, 1 << 14, 1024, f64s, resident).unwrap().grid, 1);
+        assert_eq!(shape(v8, 1 << 15, 1024, f64s, resident).unwrap().grid, 4);
+    }
+
+    #[test]
+    fn tuned_blocks_are_built_sizes_in_ascending_tiers() {
+        for version in Version::all() {
+            if let kernels_gpu::registry::TunedBlock::BySize { tiers, above } =
+                version.info().tuned_block
+            {
+                assert!(tiers.windows(2).all(|w| w[0].0 < w[1].0), "{version}");
+                for &(up_to, block) in tiers {
+                    assert!(up_to.is_power_of_two(), "{version}: {up_to}");
+                    assert!(check_block(version, block).is_ok(), "{version}: {block}");
+                }
+                assert!(check_block(version, above).is_ok(), "{version}: {above}");
+            }
+        }
+    }
+
+    #[test]
     fn small_inputs_still_launch_one_block() {
         for version in Version::all() {
             let resident = resident_blocks(132, 256);

@@ -1,5 +1,5 @@
 //! # v0 — baseline: interleaved addressing with divergent warps
-//! (the tutorial series' chapter `reduce_v0_baseline`; Harris's slides and the series' diagrams number it \"V1\")
+//! (the tutorial series' chapter `reduce_v0_baseline`; Harris's slides and the series' diagrams number it "V1")
 //!
 //! Each block copies `blockDim` elements into shared memory, then halves them in
 //! `log2(blockDim)` rounds. In round `k` (stride `s = 2^k`) the threads with

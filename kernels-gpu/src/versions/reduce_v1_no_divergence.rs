@@ -1,5 +1,5 @@
 //! # v1 — no divergence: strided index, bank conflicts
-//! (the tutorial series' chapter `reduce_v1_no_divergence_branch`; \"V2\" in its diagrams and in Harris's slides)
+//! (the tutorial series' chapter `reduce_v1_no_divergence_branch`; "V2" in its diagrams and in Harris's slides)
 //!
 //! Changes against v0: instead of picking scattered threads with `tid % (2s) == 0`, thread
 //! `tid` works on slot `index = 2 * s * tid`. The same pairs are added, but by the *first*
@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The new cost: lanes of a warp now touch shared-memory words `2s` apart, so for `s = 1`
-//! lanes 0 and 16 both hit bank 0 (2-way conflict), 4-way for `s = 2`, and so on (seed `003`
+//! lanes 0 and 16 both hit bank 0 (2-way conflict), 4-way for `s = 2`, and so on (the tutorial
 //! has the bank tables). Kept on purpose — v2 fixes it.
 //!
 //! # Thread Mapping, output contract, any length

@@ -1,5 +1,5 @@
 //! # v2 — no bank conflicts: sequential addressing
-//! (the tutorial series' chapter `reduce_v2_no_bank_confict`; \"V3\" in its diagrams and in Harris's slides)
+//! (the tutorial series' chapter `reduce_v2_no_bank_confict`; "V3" in its diagrams and in Harris's slides)
 //!
 //! Changes against v1: the stride starts at `blockDim / 2` and halves; thread `tid < s` adds
 //! slot `tid + s` into slot `tid`. Consecutive lanes touch consecutive words, so the 32 lanes

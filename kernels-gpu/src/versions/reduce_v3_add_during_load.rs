@@ -1,5 +1,5 @@
 //! # v3 — add during load: two elements per thread, half the blocks
-//! (the tutorial series' chapter `reduce_v3_add_during_load`; \"V4\" in its diagrams and in Harris's slides)
+//! (the tutorial series' chapter `reduce_v3_add_during_load`; "V4" in its diagrams and in Harris's slides)
 //!
 //! Changes against v2: each block covers `2 * blockDim` elements, and every thread adds its
 //! two elements while copying them to shared memory — the tree's first round, done by all

@@ -1,5 +1,5 @@
 //! # v4 — unroll the last warp
-//! (the tutorial series' chapter `reduce_v4_unroll_last_warp`; \"V5\" in its diagrams and in Harris's slides)
+//! (the tutorial series' chapter `reduce_v4_unroll_last_warp`; "V5" in its diagrams and in Harris's slides)
 //!
 //! Changes against v3: the tree runs with barriers only while more than one warp is active
 //! (`s > 32`); the last six rounds (`s = 32 … 1`) are done by warp 0 alone, unrolled, with no
@@ -11,7 +11,7 @@
 //! ```
 //!
 //! # Correction against the tutorial
-//! The tutorial relies on the warp running in lockstep and mark `cache` `volatile`; they state no
+//! The tutorial relies on the warp running in lockstep and marks `cache` `volatile`; it states no
 //! `__syncwarp()` is needed. Since Volta (independent thread scheduling) that is a data race:
 //! lane 16 may write `cache[16]` before lane 0 has read it. This port keeps the technique —
 //! one warp, unrolled, shared memory, no block barrier — and makes it correct: each step

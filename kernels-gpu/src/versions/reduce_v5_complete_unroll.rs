@@ -1,5 +1,5 @@
 //! # v5 — complete unroll: the block size is a compile-time constant
-//! (seed `003` `reduce_v5_completely_unroll`; Harris's "V6")
+//! (the tutorial series' chapter `reduce_v5_completely_unroll`; Harris's "V6")
 //!
 //! Changes against v4: the block size is a const generic `BLOCK`, so the tree's loop is
 //! unrolled at compile time: each `if BLOCK >= …` is decided by the compiler, and what is left

@@ -1,5 +1,5 @@
 //! # v7 — warp shuffles: partial sums in registers, not shared memory
-//! (seed `003` `reduce_v7_shuffle`; Harris's series ends at v6 — this is the Kepler-era
+//! (the tutorial series' chapter `reduce_v7_shuffle`; Harris's series ends at v6 — this is the Kepler-era
 //! follow-up)
 //!
 //! Changes against v6: each thread keeps its running value in a register (grid-stride loop,

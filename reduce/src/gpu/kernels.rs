@@ -126,35 +126,15 @@ impl Kernels {
     /// The most threads per block the kernel `name` can be launched with on this GPU (its
     /// registers per thread decide it), loaded on first use.
     pub fn max_block(&self, name: &str) -> Result<u32> {
-        self.get(name, 1, 0)?;
-        let loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(loaded.get(name).expect("loaded by get").max_block)
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(self.entry(&mut loaded, name)?.max_block)
     }
 
     /// The kernel `name`, loaded on first use, and how many blocks of `block` threads with
     /// `shared_bytes` of shared memory one multiprocessor runs at once.
     pub fn get(&self, name: &str, block: u32, shared_bytes: usize) -> Result<(CudaFunction, u32)> {
         let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        if !loaded.contains_key(name) {
-            let function = self.load(name)?;
-            let attribute = |value: std::result::Result<i32, _>, what: &str| {
-                value
-                    .doing(|| format!("asking the driver for {what} of {name}"))
-                    .map(|v: i32| v.max(0) as u32)
-            };
-            let max_block = attribute(function.max_threads_per_block(), "the largest block")?;
-            let registers = attribute(function.num_regs(), "the registers per thread")?;
-            loaded.insert(
-                name.to_string(),
-                Loaded {
-                    function,
-                    occupancy: HashMap::new(),
-                    max_block,
-                    registers,
-                },
-            );
-        }
-        let kernel = loaded.get_mut(name).expect("inserted above");
+        let kernel = self.entry(&mut loaded, name)?;
         if block > kernel.max_block {
             return Err(Error::BlockTooLarge {
                 kernel: name.to_string(),
@@ -175,6 +155,35 @@ impl Kernels {
             }
         };
         Ok((kernel.function.clone(), per_sm))
+    }
+
+    /// `name`'s entry of `loaded`, loading the kernel and reading its attributes first if it
+    /// has none yet.
+    fn entry<'a>(
+        &self,
+        loaded: &'a mut HashMap<String, Loaded>,
+        name: &str,
+    ) -> Result<&'a mut Loaded> {
+        if !loaded.contains_key(name) {
+            let function = self.load(name)?;
+            let attribute = |value: std::result::Result<i32, _>, what: &str| {
+                value
+                    .doing(|| format!("asking the driver for {what} of {name}"))
+                    .map(|v: i32| v.max(0) as u32)
+            };
+            let max_block = attribute(function.max_threads_per_block(), "the largest block")?;
+            let registers = attribute(function.num_regs(), "the registers per thread")?;
+            loaded.insert(
+                name.to_string(),
+                Loaded {
+                    function,
+                    occupancy: HashMap::new(),
+                    max_block,
+                    registers,
+                },
+            );
+        }
+        Ok(loaded.get_mut(name).expect("inserted above"))
     }
 
     fn load(&self, name: &str) -> Result<CudaFunction> {

@@ -212,28 +212,22 @@ impl Reducer {
         output: u64,
     ) -> Result<crate::plan::LaunchShape> {
         let gpu = self.gpu_for("enqueue_reproducible_at", "reduce")?;
-        let name = repro::kernel_for(T::DTYPE, O::KIND).ok_or(Error::Unsupported {
-            version: "reproducible",
-            dtype: T::DTYPE,
-            op: O::KIND,
-        })?;
+        let name = reproducible_kernel_name::<T, O>()?;
         self.enqueue_launch(gpu, &name, element_reads::<T>(len), input, output)
     }
 
-    /// The launch the reproducible kernel for `T` uses over `len` elements on this backend.
+    /// The launch the reproducible kernel of `T` with `O` uses over `len` elements on this
+    /// backend (the kernel [`Reducer::reproducible_kernel`] names).
     #[doc(hidden)]
-    pub fn reproducible_launch<T: Element>(&self, len: usize) -> Result<crate::plan::LaunchShape> {
+    pub fn reproducible_launch<T: Element, O: Operation<T>>(
+        &self,
+        len: usize,
+    ) -> Result<crate::plan::LaunchShape> {
         let reads = element_reads::<T>(len);
         Ok(match &self.backend {
             Backend::Gpu(gpu) => {
-                let name = repro::state_kernel(T::DTYPE);
-                let block = self.gpu_block(gpu, &name)?;
-                let shared = repro::shared_bytes(block, reads.state_bytes);
-                let (_, resident) = gpu.kernel(&name, block, shared)?;
-                let resident = self
-                    .max_blocks
-                    .map_or(resident, |max| resident.min(u64::from(max)));
-                shape_of(reads, block, resident)
+                let name = reproducible_kernel_name::<T, O>()?;
+                self.gpu_launch(gpu, &name, reads)?.1
             }
             Backend::Sim(sim) => self.sim_shape(sim, reads),
         })
@@ -305,13 +299,7 @@ impl Reducer {
         input: u64,
         output: u64,
     ) -> Result<crate::plan::LaunchShape> {
-        let block = self.gpu_block(gpu, name)?;
-        let shared = repro::shared_bytes(block, reads.state_bytes);
-        let (function, resident) = gpu.kernel(name, block, shared)?;
-        let resident = self
-            .max_blocks
-            .map_or(resident, |max| resident.min(u64::from(max)));
-        let shape = shape_of(reads, block, resident);
+        let (function, shape) = self.gpu_launch(gpu, name, reads)?;
         let target = Target {
             input,
             len: reads.len,
@@ -323,9 +311,28 @@ impl Reducer {
         Ok(shape)
     }
 
+    /// The kernel `name` and its launch over `reads` on `gpu`: the block of
+    /// [`Self::gpu_block`], at most one wave of blocks (or `max_blocks`).
+    fn gpu_launch(
+        &self,
+        gpu: &Gpu,
+        name: &str,
+        reads: Reads,
+    ) -> Result<(cudarc::driver::CudaFunction, crate::plan::LaunchShape)> {
+        let block = self.gpu_block(gpu, name)?;
+        let shared = repro::shared_bytes(block, reads.state_bytes);
+        let (function, resident) = gpu.kernel(name, block, shared)?;
+        let resident = self
+            .max_blocks
+            .map_or(resident, |max| resident.min(u64::from(max)));
+        Ok((function, shape_of(reads, block, resident)))
+    }
+
     /// The block the reproducible kernel `name` runs with on `gpu`: the one chosen, or where
     /// the kernel cannot run blocks that large (its registers), the largest power of two it
-    /// can. The sum's bits do not depend on the block, so this changes only its speed.
+    /// can (the block merge needs a power-of-two number of warps). The sum's bits do not
+    /// depend on the block, so this changes only its speed. A kernel that cannot run even one
+    /// warp per block is reported by [`Gpu::kernel`] as [`Error::BlockTooLarge`].
     fn gpu_block(&self, gpu: &Gpu, name: &str) -> Result<u32> {
         let chosen = repro::block(self.block);
         let max = gpu.max_block(name)?;
@@ -457,6 +464,15 @@ fn element_reads<T: Element>(len: usize) -> Reads {
         vectors: true,
         state_bytes: repro::state_bytes(T::DTYPE),
     }
+}
+
+/// The reproducible kernel of `T` with `O`, or why there is none.
+fn reproducible_kernel_name<T: Element, O: Operation<T>>() -> Result<String> {
+    repro::kernel_for(T::DTYPE, O::KIND).ok_or(Error::Unsupported {
+        version: "reproducible",
+        dtype: T::DTYPE,
+        op: O::KIND,
+    })
 }
 
 fn shape_of(reads: Reads, block: u32, resident: u64) -> crate::plan::LaunchShape {
