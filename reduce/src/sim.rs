@@ -148,6 +148,25 @@ impl Sim {
         max_blocks.map_or(resident, |max| resident.min(u64::from(max.max(1))))
     }
 
+    /// Runs `launches` (one or more simulated launches of `name`'s entry point, over the
+    /// reducer's reused memory) with a fresh report, times them, and returns the first
+    /// `out_bytes` bytes of the output they left.
+    fn simulate(
+        &self,
+        name: &str,
+        out_bytes: usize,
+        launches: impl FnOnce(SimEntry, &mut Memory) -> Result<()>,
+    ) -> Result<Vec<u8>> {
+        let entry = self.entry(name)?;
+        let started = Instant::now();
+        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
+        let memory = &mut *memory;
+        memory.report = SimReport::default();
+        launches(entry, memory)?;
+        memory.report.wall_time = started.elapsed();
+        Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
+    }
+
     /// Runs every pass of a whole-array reduction over `input` (the bytes of `len` elements)
     /// and returns the bytes of its `out_len` results (`out_bytes` in all).
     #[allow(clippy::too_many_arguments)]
@@ -161,64 +180,60 @@ impl Sim {
         out_len: usize,
         out_bytes: usize,
     ) -> Result<Vec<u8>> {
-        let entry = self.entry(name)?;
-        let started = Instant::now();
-        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
-        let memory = &mut *memory;
-        memory.report = SimReport::default();
-        let first_grid = passes[0].shape.grid as usize;
-        counters_for(&mut memory.counters, 1);
-        let mut source: Option<usize> = None; // which `between` buffer the next pass reads
-        for (k, pass) in passes.iter().enumerate() {
-            let last = k + 1 == passes.len();
-            poisoned(&mut memory.partials, first_grid * sizes.accumulator);
-            let target = if last { None } else { Some(k % 2) };
-            let (output_len, output_bytes) = match target {
-                Some(_) => (
-                    pass.shape.grid as usize,
-                    pass.shape.grid as usize * sizes.element,
-                ),
-                None => (out_len, out_bytes),
-            };
-            // The pass reads the user's input or the previous pass's values, and writes the
-            // other buffer (or the result).
-            let (read_from, write_to) = split_between(&mut memory.between, source, target);
-            let input_bytes: &[u8] = match read_from {
-                Some(values) => bytes_of(&values[..words_for(pass.len * sizes.element)]),
-                None => input,
-            };
-            let output: &mut Vec<u64> = match write_to {
-                Some(buffer) => buffer,
-                None => &mut memory.output,
-            };
-            poisoned(output, output_bytes);
-            let sizes = Params {
-                len: if k == 0 { len } else { pass.len } as u64,
-                partials_len: first_grid as u64,
-                retired_len: 1,
-                output_len: output_len as u64,
-                ..Params::default()
-            };
-            let buffers = Buffers {
-                input: input_bytes,
-                offsets: &[],
-                partials: &mut memory.partials,
-                counters: &mut memory.counters[..1],
-                output,
-            };
-            launch_checked(
-                name,
-                entry,
-                pass.shape,
-                self.schedule,
-                buffers,
-                sizes,
-                &mut memory.report,
-            )?;
-            source = target;
-        }
-        memory.report.wall_time = started.elapsed();
-        Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
+        self.simulate(name, out_bytes, |entry, memory| {
+            let first_grid = passes[0].shape.grid as usize;
+            counters_for(&mut memory.counters, 1);
+            let mut source: Option<usize> = None; // which `between` buffer the next pass reads
+            for (k, pass) in passes.iter().enumerate() {
+                let last = k + 1 == passes.len();
+                poisoned(&mut memory.partials, first_grid * sizes.accumulator);
+                let target = if last { None } else { Some(k % 2) };
+                let (output_len, output_bytes) = match target {
+                    Some(_) => (
+                        pass.shape.grid as usize,
+                        pass.shape.grid as usize * sizes.element,
+                    ),
+                    None => (out_len, out_bytes),
+                };
+                // The pass reads the user's input or the previous pass's values, and writes the
+                // other buffer (or the result).
+                let (read_from, write_to) = split_between(&mut memory.between, source, target);
+                let input_bytes: &[u8] = match read_from {
+                    Some(values) => bytes_of(&values[..words_for(pass.len * sizes.element)]),
+                    None => input,
+                };
+                let output: &mut Vec<u64> = match write_to {
+                    Some(buffer) => buffer,
+                    None => &mut memory.output,
+                };
+                poisoned(output, output_bytes);
+                let sizes = Params {
+                    len: if k == 0 { len } else { pass.len } as u64,
+                    partials_len: first_grid as u64,
+                    retired_len: 1,
+                    output_len: output_len as u64,
+                    ..Params::default()
+                };
+                let buffers = Buffers {
+                    input: input_bytes,
+                    offsets: &[],
+                    partials: &mut memory.partials,
+                    counters: &mut memory.counters[..1],
+                    output,
+                };
+                launch_checked(
+                    name,
+                    entry,
+                    pass.shape,
+                    self.schedule,
+                    buffers,
+                    sizes,
+                    &mut memory.report,
+                )?;
+                source = target;
+            }
+            Ok(())
+        })
     }
 
     /// Runs one launch of a single-pass kernel that needs `partials_bytes` of scratch and one
@@ -233,39 +248,35 @@ impl Sim {
         len: usize,
         out_bytes: usize,
     ) -> Result<Vec<u8>> {
-        let entry = self.entry(name)?;
-        let started = Instant::now();
-        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
-        let memory = &mut *memory;
-        memory.report = SimReport::default();
-        poisoned(&mut memory.partials, partials_bytes);
-        poisoned(&mut memory.output, out_bytes);
-        counters_for(&mut memory.counters, 1);
-        let params = Params {
-            len: len as u64,
-            partials_len: u64::from(shape.grid),
-            retired_len: 1,
-            output_len: 1,
-            ..Params::default()
-        };
-        let buffers = Buffers {
-            input,
-            offsets: &[],
-            partials: &mut memory.partials,
-            counters: &mut memory.counters[..1],
-            output: &mut memory.output,
-        };
-        launch_checked(
-            name,
-            entry,
-            shape,
-            self.schedule,
-            buffers,
-            params,
-            &mut memory.report,
-        )?;
-        memory.report.wall_time = started.elapsed();
-        Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
+        self.simulate(name, out_bytes, |entry, memory| {
+            poisoned(&mut memory.partials, partials_bytes);
+            poisoned(&mut memory.output, out_bytes);
+            counters_for(&mut memory.counters, 1);
+            let params = Params {
+                len: len as u64,
+                partials_len: u64::from(shape.grid),
+                retired_len: 1,
+                output_len: 1,
+                ..Params::default()
+            };
+            let buffers = Buffers {
+                input,
+                offsets: &[],
+                partials: &mut memory.partials,
+                counters: &mut memory.counters[..1],
+                output: &mut memory.output,
+            };
+            launch_checked(
+                name,
+                entry,
+                shape,
+                self.schedule,
+                buffers,
+                params,
+                &mut memory.report,
+            )?;
+            Ok(())
+        })
     }
 
     /// Runs a shape kernel's launch over `input` (the bytes of `len` elements) and returns the
@@ -284,45 +295,41 @@ impl Sim {
         results: usize,
         out_bytes: usize,
     ) -> Result<Vec<u8>> {
-        let entry = self.entry(name)?;
-        let started = Instant::now();
-        let mut memory = self.memory.lock().unwrap_or_else(|p| p.into_inner());
-        let memory = &mut *memory;
-        memory.report = SimReport::default();
-        poisoned(&mut memory.partials, plan.partials * sizes.accumulator);
-        poisoned(&mut memory.output, out_bytes);
-        counters_for(&mut memory.counters, plan.counters);
-        memory.offsets.clear();
-        if let Some(offsets) = offsets {
-            memory.offsets.extend(offsets.iter().map(|&o| o as u64));
-        }
-        let params = Params {
-            len: len as u64,
-            partials_len: plan.partials as u64,
-            retired_len: plan.counters as u64,
-            output_len: results as u64,
-            segments: segments as u64,
-            segment_len: segment_len as u64,
-            split: plan.split as u64,
-        };
-        let buffers = Buffers {
-            input,
-            offsets: &memory.offsets,
-            partials: &mut memory.partials,
-            counters: &mut memory.counters[..plan.counters.max(1)],
-            output: &mut memory.output,
-        };
-        launch_checked(
-            name,
-            entry,
-            plan.launch,
-            self.schedule,
-            buffers,
-            params,
-            &mut memory.report,
-        )?;
-        memory.report.wall_time = started.elapsed();
-        Ok(bytes_of(&memory.output)[..out_bytes].to_vec())
+        self.simulate(name, out_bytes, |entry, memory| {
+            poisoned(&mut memory.partials, plan.partials * sizes.accumulator);
+            poisoned(&mut memory.output, out_bytes);
+            counters_for(&mut memory.counters, plan.counters);
+            memory.offsets.clear();
+            if let Some(offsets) = offsets {
+                memory.offsets.extend(offsets.iter().map(|&o| o as u64));
+            }
+            let params = Params {
+                len: len as u64,
+                partials_len: plan.partials as u64,
+                retired_len: plan.counters as u64,
+                output_len: results as u64,
+                segments: segments as u64,
+                segment_len: segment_len as u64,
+                split: plan.split as u64,
+            };
+            let buffers = Buffers {
+                input,
+                offsets: &memory.offsets,
+                partials: &mut memory.partials,
+                counters: &mut memory.counters[..plan.counters.max(1)],
+                output: &mut memory.output,
+            };
+            launch_checked(
+                name,
+                entry,
+                plan.launch,
+                self.schedule,
+                buffers,
+                params,
+                &mut memory.report,
+            )?;
+            Ok(())
+        })
     }
 }
 
