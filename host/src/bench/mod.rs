@@ -282,24 +282,7 @@ fn run_case<T: HostElement>(
                     let additions = launch_plan::additions_per_element(version, &run.passes);
                     let got = <Sum as Operation<T>>::output(run.value);
                     let verdict = <Sum as Checked<T>>::check(got, &expected, additions);
-                    let first = run.passes[0].shape;
-                    Row {
-                        grid: Some(first.grid),
-                        block: Some(first.block),
-                        passes: Some(run.passes.len()),
-                        first_pass_ms: Some(run.first_pass_ms),
-                        first_pass_gbps: gbps(bytes, run.first_pass_ms),
-                        to_scalar_us: Some(run.to_result_ms * 1e3),
-                        check: Check::of(verdict.pass),
-                        deterministic: Some(run.deterministic),
-                        error: (!verdict.pass).then(|| {
-                            format!(
-                                "got {}, rel. error {:.2e} above the bound {:.2e}",
-                                verdict.got, verdict.rel_error, verdict.tolerance
-                            )
-                        }),
-                        ..row
-                    }
+                    timed_row(row, &run, run.passes.len(), bytes, &verdict)
                 }
                 Err(e) => {
                     let error = format!("{e:#}");
@@ -328,24 +311,7 @@ fn run_case<T: HostElement>(
                 let got = <Sum as Operation<T>>::output(run.value);
                 // The reference check's `h` for the binned sum over uniform [-1, 1): 3.
                 let verdict = <Sum as Checked<T>>::check(got, &expected, 3);
-                let first = run.passes[0].shape;
-                Row {
-                    grid: Some(first.grid),
-                    block: Some(first.block),
-                    passes: Some(1),
-                    first_pass_ms: Some(run.first_pass_ms),
-                    first_pass_gbps: gbps(bytes, run.first_pass_ms),
-                    to_scalar_us: Some(run.to_result_ms * 1e3),
-                    check: Check::of(verdict.pass),
-                    deterministic: Some(run.deterministic),
-                    error: (!verdict.pass).then(|| {
-                        format!(
-                            "got {}, rel. error {:.2e} above the bound {:.2e}",
-                            verdict.got, verdict.rel_error, verdict.tolerance
-                        )
-                    }),
-                    ..row
-                }
+                timed_row(row, &run, 1, bytes, &verdict)
             }
             Err(e) => {
                 let error = format!("{e:#}");
@@ -389,4 +355,32 @@ pub(crate) fn read_probe<T: HostElement>(
         };
         Ok(gpu.launch(&name, &function, shape, pointers, sizes)?)
     })
+}
+
+/// `row` filled from a timed run of `passes` launches over `bytes` of input, and its check.
+fn timed_row<D>(
+    row: Row,
+    run: &crate::timing::TimedRun<D>,
+    passes: usize,
+    bytes: usize,
+    verdict: &crate::reference::Verdict,
+) -> Row {
+    let first = run.passes[0].shape;
+    Row {
+        grid: Some(first.grid),
+        block: Some(first.block),
+        passes: Some(passes),
+        first_pass_ms: Some(run.first_pass_ms),
+        first_pass_gbps: gbps(bytes, run.first_pass_ms),
+        to_scalar_us: Some(run.to_result_ms * 1e3),
+        check: Check::of(verdict.pass),
+        deterministic: Some(run.deterministic),
+        error: (!verdict.pass).then(|| {
+            format!(
+                "got {}, rel. error {:.2e} above the bound {:.2e}",
+                verdict.got, verdict.rel_error, verdict.tolerance
+            )
+        }),
+        ..row
+    }
 }

@@ -412,8 +412,10 @@ where
                 .map(|k| wanted.includes(k).then_some(sum))
                 .collect())
         }
-        Strategy::Binned { .. } => {
+        Strategy::Binned { .. } | Strategy::Gather { .. } => {
+            // Every wanted member combines everything gathered, as each GPU does.
             let gathered = all.concat();
+            let binned = matches!(strategy, Strategy::Binned { .. });
             world
                 .members
                 .iter()
@@ -422,27 +424,19 @@ where
                     if !wanted.includes(k) {
                         return Ok(None);
                     }
-                    let bytes = member
-                        .reducer
-                        .merge_state_bytes::<T>(&gathered, world.size)?;
-                    Ok(Some(read_value(&bytes)))
-                })
-                .collect()
-        }
-        Strategy::Gather { .. } => {
-            let gathered = all.concat();
-            world
-                .members
-                .iter()
-                .enumerate()
-                .map(|(k, member)| {
-                    if !wanted.includes(k) {
-                        return Ok(None);
-                    }
-                    let bytes = member
-                        .reducer
-                        .simulate_combine::<T, O>(&gathered, world.size)?;
-                    Ok(Some(device_value::<T, O>(&bytes)))
+                    Ok(Some(if binned {
+                        read_value(
+                            &member
+                                .reducer
+                                .merge_state_bytes::<T>(&gathered, world.size)?,
+                        )
+                    } else {
+                        device_value::<T, O>(
+                            &member
+                                .reducer
+                                .simulate_combine::<T, O>(&gathered, world.size)?,
+                        )
+                    }))
                 })
                 .collect()
         }
