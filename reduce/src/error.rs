@@ -142,7 +142,7 @@ pub enum Error {
 
     /// NCCL could not be loaded (several GPUs need it).
     #[error(transparent)]
-    NcclUnavailable(#[from] crate::devices::NcclUnavailable),
+    NcclUnavailable(#[from] NcclUnavailable),
 
     /// An NCCL call failed.
     #[error("{call} failed: {text} (ncclResult_t {code}; NCCL_DEBUG=WARN says more)")]
@@ -188,6 +188,21 @@ pub enum GpuUnavailable {
     /// The driver failed to initialise.
     #[error("the CUDA driver failed to start: {0}")]
     Driver(DriverError),
+}
+
+/// Why NCCL could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NcclUnavailable {
+    #[error(
+        "NCCL not found: looked for libnccl.so.2 and libnccl.so ({why}); install NCCL 2 (the libnccl2 package, or PyPI's nvidia-nccl-cu12/cu13 with its lib/ folder on LD_LIBRARY_PATH)"
+    )]
+    NotFound { why: String },
+    #[error("{name} has no {symbol}: {why} (NCCL 2.12 or newer is needed)")]
+    MissingSymbol {
+        name: &'static str,
+        symbol: &'static str,
+        why: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

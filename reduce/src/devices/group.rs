@@ -442,3 +442,33 @@ where
         }
     }
 }
+
+/// `ncclAllReduce(ncclSum)` of each local buffer in place (GPUs only).
+impl World<'_> {
+    pub(crate) fn raw_all_reduce_f32(&self, buffers: &mut [CudaSlice<f32>]) -> Result<()> {
+        let world = self;
+        use cudarc::driver::DevicePtrMut;
+        if buffers.len() != world.members.len() {
+            return Err(Error::Devices("one buffer per device".into()));
+        }
+        let streams: Vec<&Arc<CudaStream>> = world
+            .members
+            .iter()
+            .map(|m| m.stream().ok_or_else(|| Error::Devices("GPUs only".into())))
+            .collect::<Result<_>>()?;
+        let len = buffers[0].len();
+        let mut guards = Vec::new();
+        let mut ptrs = Vec::new();
+        for (k, buffer) in buffers.iter_mut().enumerate() {
+            let (ptr, guard) = buffer.device_ptr_mut(streams[k]);
+            ptrs.push(ptr);
+            guards.push(guard);
+        }
+        world.fabric.all_reduce_sum_device(
+            &streams,
+            (&ptrs, &ptrs),
+            super::nccl::DataType::Float32,
+            (len, len * size_of::<f32>()),
+        )
+    }
+}

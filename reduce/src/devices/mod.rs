@@ -78,8 +78,9 @@ mod nccl;
 mod rank;
 mod split;
 
+pub use crate::error::NcclUnavailable;
 pub use group::DeviceResult;
-pub use nccl::{NcclUnavailable, nccl_available};
+pub use nccl::nccl_available;
 pub use rank::{IdExchange, Rank, RankConfig};
 pub use split::even_split;
 
@@ -432,7 +433,7 @@ impl Devices {
     /// collective costs without a reduction before it (for the benchmark).
     #[doc(hidden)]
     pub fn raw_all_reduce_f32(&self, buffers: &mut [CudaSlice<f32>]) -> Result<()> {
-        raw_all_reduce_f32(&self.world(), buffers)
+        self.world().raw_all_reduce_f32(buffers)
     }
 
     fn check_not_all_empty<T: Element, O: Operation<T>, S: Input<T>>(
@@ -486,31 +487,4 @@ impl Drop for Devices {
             }
         }
     }
-}
-
-/// `ncclAllReduce(ncclSum)` of each local buffer in place (GPUs only).
-pub(crate) fn raw_all_reduce_f32(world: &World<'_>, buffers: &mut [CudaSlice<f32>]) -> Result<()> {
-    use cudarc::driver::DevicePtrMut;
-    if buffers.len() != world.members.len() {
-        return Err(Error::Devices("one buffer per device".into()));
-    }
-    let streams: Vec<&Arc<CudaStream>> = world
-        .members
-        .iter()
-        .map(|m| m.stream().ok_or_else(|| Error::Devices("GPUs only".into())))
-        .collect::<Result<_>>()?;
-    let len = buffers[0].len();
-    let mut guards = Vec::new();
-    let mut ptrs = Vec::new();
-    for (k, buffer) in buffers.iter_mut().enumerate() {
-        let (ptr, guard) = buffer.device_ptr_mut(streams[k]);
-        ptrs.push(ptr);
-        guards.push(guard);
-    }
-    world.fabric.all_reduce_sum_device(
-        &streams,
-        (&ptrs, &ptrs),
-        nccl::DataType::Float32,
-        (len, len * size_of::<f32>()),
-    )
 }

@@ -10,7 +10,7 @@
 //! NVLink SHARP ("NVLS", multicast objects) stays off: before the library is loaded,
 //! `NCCL_NVLS_ENABLE` is set to `0` unless the environment already sets it.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, NcclUnavailable, Result};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::OnceLock;
 
@@ -93,21 +93,6 @@ pub struct Nccl {
     group_end: Group,
     /// Kept open for the process's lifetime (the function pointers above point into it).
     _library: libloading::Library,
-}
-
-/// Why NCCL could not be used.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum NcclUnavailable {
-    #[error(
-        "NCCL not found: looked for libnccl.so.2 and libnccl.so ({why}); install NCCL 2 (the libnccl2 package, or PyPI's nvidia-nccl-cu12/cu13 with its lib/ folder on LD_LIBRARY_PATH)"
-    )]
-    NotFound { why: String },
-    #[error("{name} has no {symbol}: {why} (NCCL 2.12 or newer is needed)")]
-    MissingSymbol {
-        name: &'static str,
-        symbol: &'static str,
-        why: String,
-    },
 }
 
 /// NCCL, loaded once per process (or why it could not be).

@@ -382,7 +382,8 @@ impl Rank {
     /// NCCL's all-reduce (`ncclSum`) of `buffer` in place, alone (for the benchmark).
     #[doc(hidden)]
     pub fn raw_all_reduce_f32(&self, buffer: &mut CudaSlice<f32>) -> Result<()> {
-        super::raw_all_reduce_f32(&self.world(), std::slice::from_mut(buffer))
+        self.world()
+            .raw_all_reduce_f32(std::slice::from_mut(buffer))
     }
 }
 
