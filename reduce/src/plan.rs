@@ -41,7 +41,7 @@ pub struct Sizes {
 
 impl Sizes {
     /// The sizes for operation `O` over element type `T`.
-    pub fn of<T: crate::Element, O: crate::Operation<T>>() -> Sizes {
+    pub fn of<T: crate::element::Element, O: crate::op::Operation<T>>() -> Sizes {
         Sizes {
             element: size_of::<T>(),
             accumulator: size_of::<<O as kernels_gpu::ops::Reduction<T::Kernel>>::Acc>(),
@@ -50,7 +50,7 @@ impl Sizes {
 }
 
 /// The entry point of `version` for `T`, `O` and `block` (`reduce_v8_f32_sum`).
-pub fn entry_name<T: crate::Element, O: crate::Operation<T>>(
+pub fn entry_name<T: crate::element::Element, O: crate::op::Operation<T>>(
     version: Version,
     block: u32,
 ) -> String {

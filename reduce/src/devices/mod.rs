@@ -121,7 +121,7 @@ impl Devices {
     /// # Ok::<(), reduce_rs::Error>(())
     /// ```
     pub fn all() -> Result<Devices> {
-        let count = crate::gpu_available()?;
+        let count = crate::gpu::probe()?;
         Devices::new(&(0..count).collect::<Vec<_>>())
     }
 
@@ -144,9 +144,9 @@ impl Devices {
                 "GPUs {ordinals:?}: a GPU may appear once in a group (NCCL needs one rank per GPU)"
             )));
         }
-        let count = crate::gpu_available()?;
+        let count = crate::gpu::probe()?;
         if let Some(&missing) = ordinals.iter().find(|&&o| o >= count) {
-            return Err(crate::GpuUnavailable::NoSuchDevice {
+            return Err(crate::error::GpuUnavailable::NoSuchDevice {
                 ordinal: missing,
                 count,
             }

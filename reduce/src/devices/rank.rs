@@ -137,9 +137,9 @@ impl Rank {
         config.check()?;
         // Before any CUDA or NCCL thread exists: no NVLink multicast (see `nccl.rs`).
         nccl::keep_nvls_off();
-        let count = crate::gpu_available()?;
+        let count = crate::gpu::probe()?;
         if config.device >= count {
-            return Err(crate::GpuUnavailable::NoSuchDevice {
+            return Err(crate::error::GpuUnavailable::NoSuchDevice {
                 ordinal: config.device,
                 count,
             }

@@ -525,12 +525,12 @@ impl Gpu {
     }
 
     /// Copies `data` to the staging buffer (see [`Gpu::upload`]).
-    pub fn upload_elements<T: crate::Element>(&self, data: &[T]) -> Result<u64> {
+    pub fn upload_elements<T: crate::element::Element>(&self, data: &[T]) -> Result<u64> {
         self.upload(crate::element::bytes_of(data))
     }
 
     /// A device copy of `data`, owned by the caller.
-    pub fn copy_to_device<T: crate::Element>(&self, data: &[T]) -> Result<DeviceBuffer> {
+    pub fn copy_to_device<T: crate::element::Element>(&self, data: &[T]) -> Result<DeviceBuffer> {
         let (free, _) = self.memory()?;
         let bytes = crate::element::bytes_of(data);
         if bytes.len() > free {
