@@ -232,8 +232,8 @@ pub fn format_list(width: usize) -> String {
     let mut out = String::new();
     for v in Version::all() {
         let tuned = match v.info().tuned_block {
-            kernels_gpu::registry::TunedBlock::Fixed(block) => block.to_string(),
-            kernels_gpu::registry::TunedBlock::BySize { tiers, above } => {
+            kernels_gpu::policy::TunedBlock::Fixed(block) => block.to_string(),
+            kernels_gpu::policy::TunedBlock::BySize { tiers, above } => {
                 let tiers: Vec<String> = tiers
                     .iter()
                     .map(|(up_to, block)| format!("{block} up to 2^{}", up_to.ilog2()))

@@ -38,8 +38,8 @@ use kernels_gpu::device::{
 };
 use kernels_gpu::element::{Element, Vector16};
 use kernels_gpu::ops::{Reduction, fold};
+use kernels_gpu::params::SimEntry;
 use kernels_gpu::params::{Launch, Params, Scratch, Segments};
-use kernels_gpu::registry::SimEntry;
 use reduce_rs::ops::{Max, Min, Sum};
 use reduce_rs::plan::{self, Sizes};
 use reduce_rs::shape::ShapeKernel;

@@ -15,8 +15,8 @@
 //! | v8 | [`reduce_v8_single_pass`](versions::reduce_v8_single_pass) | 16-byte loads, last block finishes: one launch |
 //!
 //! Every kernel takes `(input, scratch, output)` and is generic over the element type
-//! ([`element`]) and the operator ([`ops`]). [`registry`] declares each version once; from that
-//! declaration come the `extern "gpu-kernel"` entry points on `nvptx64`, named
+//! ([`element`]) and the operator ([`ops`]). [`versions`] declares each version once (its
+//! fields are [`policy`]'s); from that declaration come the `extern "gpu-kernel"` entry points on `nvptx64`, named
 //! `reduce_v{N}_{type}_{op}` (plus `_b{BLOCK}` for the versions with a compile-time block
 //! size), and, on every other target, the same entry points as functions the CPU simulator
 //! runs. Every entry point takes one [`params::Params`].
@@ -46,13 +46,16 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+#[macro_use]
+mod declare;
 pub mod device;
 pub mod element;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod entry_points;
 pub mod launch;
 pub mod ops;
 pub mod params;
-#[macro_use]
-pub mod registry;
+pub mod policy;
 pub mod reproducible;
 pub mod shapes;
 pub mod shards;
@@ -62,5 +65,5 @@ pub mod read_probe;
 #[cfg(target_arch = "nvptx64")]
 pub mod spin;
 
-pub use registry::VersionInfo;
+pub use policy::VersionInfo;
 pub use versions::VERSIONS;

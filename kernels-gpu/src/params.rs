@@ -155,3 +155,7 @@ impl Launch {
         }
     }
 }
+
+/// A simulator entry point: the same function the PTX entry point runs, called on the host.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type SimEntry = unsafe fn(Launch);

@@ -69,16 +69,12 @@
 //! Scratch: `partials` holds `gridDim` states, `retired[0]` is 0 before and after.
 
 pub mod binned;
+pub mod conclusion;
 pub mod kernel;
 
 pub use binned::{Binned, BinnedFloat, FOLDS, PARTS};
-pub use kernel::{merge_states, reduce_reproducible};
-
-use crate::element::{Bf16, Element, F16};
-use crate::ops::{Mean, Sum};
-
-/// Vector loads each thread issues before it deposits them (as v8).
-pub const VECTORS_IN_FLIGHT: usize = 4;
+pub use conclusion::{Conclusion, Reproducible, State};
+pub use kernel::{VECTORS_IN_FLIGHT, merge_states, reduce_reproducible};
 
 /// The grid: at least this many vectors per thread, at most the blocks the GPU keeps resident.
 pub const MIN_VECTORS_PER_THREAD: u32 = VECTORS_IN_FLIGHT as u32;
@@ -95,70 +91,6 @@ pub const STATE_BYTES_F64: usize = size_of::<Binned<f64>>();
 /// Bytes of the state of a sum whose float is `float_bytes` wide (4 or 8).
 pub const fn state_bytes(float_bytes: usize) -> usize {
     PARTS * float_bytes
-}
-
-/// An element type the reproducible kernel adds up, and the float its state is binned in.
-pub trait Reproducible: Element {
-    /// `f32` for `f32`, `f16`, `bf16` (each exact in it); `f64` for `f64` and the integers.
-    type Fold: BinnedFloat;
-    fn to_fold(self) -> Self::Fold;
-}
-
-macro_rules! reproducible {
-    ($($t:ty => $fold:ty, |$x:ident| $convert:expr;)*) => {$(
-        impl Reproducible for $t {
-            type Fold = $fold;
-            #[inline(always)]
-            fn to_fold(self) -> $fold {
-                let $x = self;
-                $convert
-            }
-        }
-    )*};
-}
-reproducible! {
-    f32 => f32, |x| x;
-    f64 => f64, |x| x;
-    F16 => f32, |x| x.to_f32();
-    Bf16 => f32, |x| x.to_f32();
-    i32 => f64, |x| x as f64;
-    u32 => f64, |x| x as f64;
-    i64 => f64, |x| x as f64;
-    u64 => f64, |x| x as f64;
-}
-
-/// What a reproducible launch writes from the final state of `count` elements.
-pub trait Conclusion<F: BinnedFloat>: Copy + Send + Sync + 'static {
-    type Out: crate::element::Value;
-    fn conclude(state: Binned<F>, count: usize) -> Self::Out;
-}
-
-impl<F: BinnedFloat> Conclusion<F> for Sum {
-    type Out = F;
-    #[inline(always)]
-    fn conclude(state: Binned<F>, _count: usize) -> F {
-        state.value()
-    }
-}
-
-impl<F: BinnedFloat> Conclusion<F> for Mean {
-    type Out = F;
-    #[inline(always)]
-    fn conclude(state: Binned<F>, count: usize) -> F {
-        state.value().divide(count)
-    }
-}
-
-/// The unfinished state itself: a shard's part of a sum, merged later.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct State;
-
-impl<F: BinnedFloat> Conclusion<F> for State {
-    type Out = Binned<F>;
-    #[inline(always)]
-    fn conclude(state: Binned<F>, _count: usize) -> Binned<F> {
-        state
-    }
 }
 
 /// Every entry point: `$cb!` gets `(mode family name kernel, type, conclusion)`.
@@ -192,7 +124,7 @@ pub mod entries {
 
 /// The simulator's entry point called `wanted`, if it is a reproducible kernel.
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn sim_entry(wanted: &str) -> Option<crate::registry::SimEntry> {
+pub fn sim_entry(wanted: &str) -> Option<crate::params::SimEntry> {
     reproducible_entries!((lookup wanted));
     None
 }

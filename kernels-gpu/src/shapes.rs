@@ -14,9 +14,35 @@
 //! The row kernels read their rows from [`crate::params::Segments`]: rows of equal length, or
 //! CSR offsets (segments, possibly empty).
 
+use crate::policy::{ShapeGrid, Shared};
+
 declare_shapes! {
-    rows_warp: rows_warp::reduce_rows_warp { family: segments, block: Fixed(256) },
-    rows_block: rows_block::reduce_rows_block { family: segments, block: Fixed(512) },
-    rows_split: rows_split::reduce_rows_split { family: segments, block: Fixed(512) },
-    columns: columns::reduce_columns { family: columns, block: Fixed(256) },
+    /// A warp (or a group of its lanes) per row: short rows and segments.
+    RowsWarp = rows_warp: rows_warp::reduce_rows_warp {
+        family: segments, block: Fixed(256), shared: Shared::Nothing, grid: ShapeGrid::LaneGroupsPerRow,
+    },
+    /// A block per row: long rows, enough of them to fill the GPU.
+    RowsBlock = rows_block: rows_block::reduce_rows_block {
+        family: segments, block: Fixed(512), shared: Shared::PerWarp, grid: ShapeGrid::BlockPerRow,
+    },
+    /// Several blocks per row, the last to finish combining them: a few long rows.
+    RowsSplit = rows_split: rows_split::reduce_rows_split {
+        family: segments, block: Fixed(512), shared: Shared::PerWarpAndTicket, grid: ShapeGrid::BlocksPerRow,
+    },
+    /// A thread per vector of columns, tall matrices cut into bands of rows.
+    Columns = columns: columns::reduce_columns {
+        family: columns, block: Fixed(256), shared: Shared::ColumnTileAndTicket, grid: ShapeGrid::ColumnTilesAndBands,
+    },
+}
+
+impl ShapeKernel {
+    /// The entry points' prefix (`rows_warp`).
+    pub const fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// Threads per block: the kernels are built for this size.
+    pub const fn block(self) -> u32 {
+        self.info().block
+    }
 }

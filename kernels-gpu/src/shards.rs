@@ -247,10 +247,10 @@ macro_rules! shard_entries {
     ((lookup $wanted:ident) $tn:ident [$t:ty] $on:ident [$op:ty]) => {
         pastey::paste! {
             if $wanted == stringify!([<shard_ $tn _ $on>]) {
-                return Some(entries::[<shard_ $tn _ $on>] as $crate::registry::SimEntry);
+                return Some(entries::[<shard_ $tn _ $on>] as $crate::params::SimEntry);
             }
             if $wanted == stringify!([<combine_ $tn _ $on>]) {
-                return Some(entries::[<combine_ $tn _ $on>] as $crate::registry::SimEntry);
+                return Some(entries::[<combine_ $tn _ $on>] as $crate::params::SimEntry);
             }
         }
     };
@@ -263,7 +263,7 @@ pub mod entries {
 
 /// The simulator's entry point called `wanted`, if it is a shard kernel.
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn sim_entry(wanted: &str) -> Option<crate::registry::SimEntry> {
+pub fn sim_entry(wanted: &str) -> Option<crate::params::SimEntry> {
     for_op_set!(Library shard_entries(lookup wanted));
     None
 }

@@ -4,12 +4,11 @@
 //! the one before and why.
 //!
 //! From this declaration come the modules below, the table [`VERSIONS`], the PTX entry points
-//! ([`entries`]) and the simulator's lookup ([`sim_entry`]); see [`crate::registry`].
+//! ([`entries`]) and the simulator's lookup ([`sim_entry`]); [`crate::policy`] says what each
+//! field means.
 
 use crate::launch::ADD_DURING_LOAD;
-#[cfg(not(target_arch = "nvptx64"))]
-use crate::registry::SimEntry;
-use crate::registry::{BlockParam, Grid, OpSet, Origin, Output, Shared, TunedBlock, VersionInfo};
+use crate::policy::{Grid, Origin, Output, Shared, TunedBlock};
 
 declare_versions! {
     v0 = 0, reduce_v0_baseline::reduce_v0 {

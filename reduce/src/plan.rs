@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::version::Version;
 use kernels_gpu::launch::{BLOCK_SIZES, RESIDENT_THREADS_PER_SM, WARP_SIZE, elements_per_vector};
-use kernels_gpu::registry::{BlockParam, Grid, Output, Shared};
+use kernels_gpu::policy::{BlockParam, Grid, Output, Shared};
 
 /// The shape of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,13 +75,24 @@ pub fn check_block(version: Version, block: u32) -> Result<(), Error> {
 
 /// Dynamic shared memory one block of `block` threads of `version` needs.
 pub fn shared_bytes(version: Version, block: u32, sizes: Sizes) -> usize {
-    match version.info().shared {
+    shared_bytes_of(version.info().shared, block, sizes, 0)
+}
+
+/// Dynamic shared memory one block of `block` threads needs for what a kernel declared it
+/// holds (`tile_accumulators`: the columns of a column kernel's tile).
+pub fn shared_bytes_of(
+    shared: Shared,
+    block: u32,
+    sizes: Sizes,
+    tile_accumulators: usize,
+) -> usize {
+    let with_ticket = |bytes: usize| bytes.next_multiple_of(align_of::<u32>()) + size_of::<u32>();
+    match shared {
+        Shared::Nothing => 0,
         Shared::PerThread => block as usize * sizes.element,
         Shared::PerWarp => (block / WARP_SIZE) as usize * sizes.accumulator,
-        Shared::PerWarpAndTicket => {
-            let warps = (block / WARP_SIZE) as usize * sizes.accumulator;
-            warps.next_multiple_of(align_of::<u32>()) + size_of::<u32>()
-        }
+        Shared::PerWarpAndTicket => with_ticket((block / WARP_SIZE) as usize * sizes.accumulator),
+        Shared::ColumnTileAndTicket => with_ticket(tile_accumulators.max(1) * sizes.accumulator),
     }
 }
 
@@ -242,7 +253,7 @@ mod tests {
     #[test]
     fn tuned_blocks_are_built_sizes_in_ascending_tiers() {
         for version in Version::all() {
-            if let kernels_gpu::registry::TunedBlock::BySize { tiers, above } =
+            if let kernels_gpu::policy::TunedBlock::BySize { tiers, above } =
                 version.info().tuned_block
             {
                 assert!(tiers.windows(2).all(|w| w[0].0 < w[1].0), "{version}");

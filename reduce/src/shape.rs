@@ -122,38 +122,9 @@ impl<'a> Shape<'a> {
     }
 }
 
-/// The kernels that reduce shapes (`kernels_gpu::shapes`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShapeKernel {
-    /// A warp per row: short rows and segments.
-    RowsWarp,
-    /// A block per row: long rows, enough of them to fill the GPU.
-    RowsBlock,
-    /// Several blocks per row, the last to finish combining them: a few long rows.
-    RowsSplit,
-    /// A thread per column, tall matrices cut into bands of rows.
-    Columns,
-}
-
-impl ShapeKernel {
-    /// The entry point's prefix (`rows_warp`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ShapeKernel::RowsWarp => "rows_warp",
-            ShapeKernel::RowsBlock => "rows_block",
-            ShapeKernel::RowsSplit => "rows_split",
-            ShapeKernel::Columns => "columns",
-        }
-    }
-
-    /// Threads per block (fixed: the kernels are built for this size).
-    pub fn block(self) -> u32 {
-        kernels_gpu::shapes::SHAPES
-            .iter()
-            .find(|(name, _)| *name == self.name())
-            .map_or(256, |&(_, block)| block)
-    }
-}
+/// The kernels that reduce shapes, as `kernels_gpu::shapes` declares them (block, shared
+/// memory, grid).
+pub use kernels_gpu::shapes::ShapeKernel;
 
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each; longer rows
 /// get a block or more. On the H100 a warp per row still beats a block per row at 16 KiB
@@ -240,24 +211,14 @@ fn plan_with(
     forced: Option<ShapeKernel>,
 ) -> ShapePlan {
     let results = shape.results();
-    let per_warp_shared = |block: u32| (block / WARP_SIZE) as usize * sizes.accumulator;
-    let with_ticket = |block: u32| per_warp_shared(block).next_multiple_of(4) + 4;
     let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
         let block = kernel.block();
-        let shared_bytes = match kernel {
-            ShapeKernel::RowsWarp => 0,
-            ShapeKernel::RowsBlock => per_warp_shared(block),
-            ShapeKernel::RowsSplit => with_ticket(block),
-            ShapeKernel::Columns => {
-                let accumulators = match *shape {
-                    Shape::Columns { cols, .. } => {
-                        columns::shared_accumulators(cols, sizes.element, block)
-                    }
-                    _ => 0,
-                };
-                (accumulators.max(1) * sizes.accumulator).next_multiple_of(4) + 4
-            }
+        let tile_accumulators = match *shape {
+            Shape::Columns { cols, .. } => columns::shared_accumulators(cols, sizes.element, block),
+            _ => 0,
         };
+        let shared_bytes =
+            crate::plan::shared_bytes_of(kernel.info().shared, block, sizes, tile_accumulators);
         ShapePlan {
             kernel,
             launch: LaunchShape {

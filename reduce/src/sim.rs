@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 use crate::plan::{self, LaunchShape, Pass, Sizes};
 use crate::shape::ShapePlan;
 use crate::version::Version;
+use kernels_gpu::params::SimEntry;
 use kernels_gpu::params::{Launch, Params};
-use kernels_gpu::registry::SimEntry;
 use simt::{Access, LaunchConfig, LaunchStats, Region, Schedule};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -119,7 +119,7 @@ impl Sim {
         self.overrides
             .get(name)
             .copied()
-            .or_else(|| kernels_gpu::registry::sim_entry(name))
+            .or_else(|| kernels_gpu::entry_points::sim_entry(name))
             .ok_or_else(|| Error::Kernels(format!("the simulator has no kernel `{name}`")))
     }
 

@@ -3,7 +3,7 @@
 use crate::element::DType;
 use crate::error::Error;
 use crate::op::OpKind;
-use kernels_gpu::registry::VersionInfo;
+use kernels_gpu::policy::VersionInfo;
 use std::fmt;
 
 /// One version of the reduction series (v0 … v8), as declared in `kernels-gpu`.

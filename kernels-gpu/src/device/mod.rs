@@ -83,12 +83,6 @@ pub fn warp_shuffle_down<T: Value>(mask: u32, value: T, delta: u32, width: u32) 
     (T::from_words(words), in_range)
 }
 
-/// The exact `f32` of an IEEE binary16 (`cvt.f32.f16` on the GPU).
-#[inline(always)]
-pub fn f16_to_f32(bits: u16) -> f32 {
-    backend::f16_to_f32(bits)
-}
-
 /// `__threadfence()`: makes this thread's earlier global writes visible to the whole device
 /// before its later ones (used with an atomic counter to hand partials to the last block).
 #[inline(always)]

@@ -66,17 +66,6 @@ pub fn shuffle_down(mask: u32, word: u32, delta: u32, width: u32) -> (u32, bool)
     (word, in_range)
 }
 
-/// `cvt.f32.f16`: exact.
-#[inline(always)]
-pub fn f16_to_f32(bits: u16) -> f32 {
-    let value: f32;
-    // SAFETY: a register conversion; touches no memory.
-    unsafe {
-        asm!("cvt.f32.f16 {0}, {1};", out(reg32) value, in(reg16) bits, options(pure, nomem, nostack))
-    };
-    value
-}
-
 /// `%globaltimer`: nanoseconds, the same clock for every SM.
 #[inline(always)]
 pub fn global_timer_ns() -> u64 {

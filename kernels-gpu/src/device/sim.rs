@@ -26,12 +26,6 @@ pub unsafe fn load_vector16<V: Copy>(ptr: *const V) -> V {
     unsafe { ptr.read() }
 }
 
-/// In software: the simulator checks the algorithm, the conversion is exact either way.
-#[inline(always)]
-pub fn f16_to_f32(bits: u16) -> f32 {
-    crate::element::f16_bits_to_f32(bits)
-}
-
 #[inline(always)]
 #[track_caller]
 pub fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {

@@ -3,13 +3,16 @@
 //! for what changes against v8 and why.
 
 use super::binned::{Binned, BinnedFloat};
-use super::{Conclusion, Reproducible, VECTORS_IN_FLIGHT};
+use super::conclusion::{Conclusion, Reproducible};
 use crate::device::{
     FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_dim_x, block_idx_x,
     grid_dim_x, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down,
 };
 use crate::element::Vector16;
 use crate::params::Scratch;
+
+/// Vector loads each thread issues before it deposits them (as v8).
+pub const VECTORS_IN_FLIGHT: usize = 4;
 
 /// A thread's two states (even lanes, odd lanes: two independent chains of additions) and the
 /// deposits each took at most since they were last renormalised.

@@ -254,7 +254,7 @@ impl Reducer {
     pub fn with_simulated_kernel(
         mut self,
         name: &str,
-        entry: kernels_gpu::registry::SimEntry,
+        entry: kernels_gpu::params::SimEntry,
     ) -> Reducer {
         if let Backend::Sim(sim) = &mut self.backend {
             sim.override_kernel(name, entry);

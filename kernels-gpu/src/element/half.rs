@@ -1,0 +1,124 @@
+//! The 16-bit floats, [`F16`] (IEEE binary16) and [`Bf16`] (bfloat16), kept as their bits:
+//! sums and means add them up in `f32`; min, max and the arg operators return them unchanged.
+
+use super::traits::{Element, sealed::Sealed};
+use super::vector::Lanes;
+
+/// IEEE 754 binary16, as its bits. Sums and means add it up in `f32`; min, max and the arg
+/// operators return it unchanged.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct F16(pub u16);
+
+/// bfloat16 (the top half of an `f32`), as its bits. Sums and means add it up in `f32`.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bf16(pub u16);
+
+impl Sealed for F16 {}
+impl Sealed for Bf16 {}
+
+impl F16 {
+    /// The exact `f32` of this binary16 (every binary16 is an `f32`).
+    #[inline(always)]
+    pub fn to_f32(self) -> f32 {
+        f16_to_f32(self.0)
+    }
+}
+
+impl Bf16 {
+    /// The exact `f32` of this bfloat16: its bits are the top half of the `f32`'s.
+    #[inline(always)]
+    pub fn to_f32(self) -> f32 {
+        f32::from_bits(u32::from(self.0) << 16)
+    }
+}
+
+/// `f16 → f32` in software, exactly (subnormals, infinities and NaN payloads included): what
+/// the simulator runs, and the GPU's `cvt.f32.f16` computes in one instruction.
+pub fn f16_bits_to_f32(bits: u16) -> f32 {
+    let sign = u32::from(bits & 0x8000) << 16;
+    let exponent = u32::from((bits >> 10) & 0x1f);
+    let mantissa = u32::from(bits & 0x3ff);
+    let magnitude = match (exponent, mantissa) {
+        (0, 0) => 0,
+        // Subnormal: mantissa · 2^-24; normalise it into an f32 (which has room for it).
+        (0, m) => {
+            let shift = m.leading_zeros() - 21; // brings bit 10 to the top of the mantissa
+            let m = (m << shift) & 0x3ff;
+            ((127 - 15 + 1 - shift) << 23) | (m << 13)
+        }
+        (0x1f, m) => 0x7f80_0000 | (m << 13),
+        (e, m) => ((e + 127 - 15) << 23) | (m << 13),
+    };
+    f32::from_bits(sign | magnitude)
+}
+
+/// `cvt.f32.f16`: exact.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn f16_to_f32(bits: u16) -> f32 {
+    let value: f32;
+    // SAFETY: a register conversion; touches no memory.
+    unsafe {
+        core::arch::asm!("cvt.f32.f16 {0}, {1};", out(reg32) value, in(reg16) bits, options(pure, nomem, nostack))
+    };
+    value
+}
+
+/// In software: the simulator checks the algorithm, the conversion is exact either way.
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+fn f16_to_f32(bits: u16) -> f32 {
+    f16_bits_to_f32(bits)
+}
+
+macro_rules! half_element {
+    ($t:ident, $name:literal, $lowest:literal, $highest:literal, $exponent_mask:literal) => {
+        impl Element for $t {
+            type Vector16 = Lanes<$t, 8>;
+            type SumAcc = f32;
+            type MeanAcc = f32;
+            const NAME: &'static str = $name;
+            const LOWEST: Self = $t($lowest);
+            const HIGHEST: Self = $t($highest);
+            #[inline(always)]
+            fn to_sum(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn to_mean(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self.0 & 0x7fff > $exponent_mask
+            }
+            // 16-bit keys in a `u32`: registers are 32 bits wide anyway.
+            type Key = u32;
+            #[inline(always)]
+            fn key_nan_high(self) -> u32 {
+                if self.is_nan() {
+                    u32::MAX
+                } else {
+                    u32::from(float_key!(self.0, u16, i16))
+                }
+            }
+            #[inline(always)]
+            fn key_nan_low(self) -> u32 {
+                if self.is_nan() {
+                    0
+                } else {
+                    u32::from(float_key!(self.0, u16, i16))
+                }
+            }
+            #[inline(always)]
+            fn from_key(key: u32) -> Self {
+                // The NaN keys (0 and u32::MAX) map to the NaNs 0xffff and 0x7fff.
+                $t(float_from_key!(key as u16, u16))
+            }
+        }
+    };
+}
+half_element!(F16, "f16", 0xfc00, 0x7c00, 0x7c00);
+half_element!(Bf16, "bf16", 0xff80, 0x7f80, 0x7f80);

@@ -1,0 +1,98 @@
+//! The element types' keys, conversions and accumulators, against their definitions.
+
+use super::*;
+
+fn ordered<T: Element + core::fmt::Debug>(values: &[T]) {
+    for pair in values.windows(2) {
+        assert!(pair[0].key_nan_high() < pair[1].key_nan_high(), "{pair:?}");
+        assert!(pair[0].key_nan_low() < pair[1].key_nan_low(), "{pair:?}");
+    }
+    for &x in values {
+        assert!(T::from_key(x.key_nan_high()) == x, "{x:?}");
+    }
+}
+
+#[test]
+fn keys_follow_the_types_order_and_invert() {
+    ordered(&[
+        f32::NEG_INFINITY,
+        -2.5,
+        -0.0,
+        0.0,
+        1e-45,
+        3.0,
+        f32::INFINITY,
+    ]);
+    ordered(&[f64::NEG_INFINITY, -1e300, -0.0, 0.0, 5e-324, f64::INFINITY]);
+    ordered(&[i64::MIN, -1, 0, 1, i64::MAX]);
+    ordered(&[i32::MIN, -1, 0, 1, i32::MAX]);
+    ordered(&[0u32, 1, u32::MAX]);
+    ordered(&[0u64, 1, u64::MAX]);
+    // F16: -inf, -1, -0, +0, smallest subnormal, 1, +inf.
+    ordered(&[0xfc00, 0xbc00, 0x8000, 0x0000, 0x0001, 0x3c00, 0x7c00].map(F16));
+    ordered(&[0xff80, 0xbf80, 0x8000, 0x0000, 0x0001, 0x3f80, 0x7f80].map(Bf16));
+    assert!(F16(0x7e00).is_nan() && !F16(0x7c00).is_nan());
+    assert!(Bf16(0x7fc0).is_nan() && !Bf16(0xff80).is_nan());
+    // Every NaN, whatever its sign and payload, is beyond every number, and turns back
+    // into a NaN.
+    for nan in [
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7f80_0001),
+        f32::from_bits(0xffff_ffff),
+    ] {
+        assert_eq!(nan.key_nan_high(), u32::MAX);
+        assert_eq!(nan.key_nan_low(), 0);
+        assert!(f32::from_key(nan.key_nan_high()).is_nan());
+        assert!(f32::from_key(nan.key_nan_low()).is_nan());
+    }
+    assert_eq!(F16(0x7e00).key_nan_high(), u32::MAX);
+    for nan in [Bf16(0x7fc0), Bf16(0xffc1)] {
+        assert_eq!(nan.key_nan_high(), u32::MAX);
+    }
+    assert!(Bf16::from_key(u32::MAX).is_nan() && Bf16::from_key(0).is_nan());
+    assert!(F16::from_key(u32::MAX).is_nan() && F16::from_key(0).is_nan());
+}
+
+#[test]
+fn f16_conversion_is_exact() {
+    for (bits, value) in [
+        (0x3c00u16, 1.0f32),
+        (0xc000, -2.0),
+        (0x7bff, 65504.0),
+        (0x0001, 2f32.powi(-24)),
+        (0x03ff, 1023.0 * 2f32.powi(-24)),
+        (0x0400, 2f32.powi(-14)),
+        (0x8000, -0.0),
+        (0x7c00, f32::INFINITY),
+    ] {
+        let got = f16_bits_to_f32(bits);
+        assert_eq!(
+            got.to_bits(),
+            value.to_bits(),
+            "{bits:#06x}: {got} vs {value}"
+        );
+    }
+    assert!(f16_bits_to_f32(0x7e00).is_nan());
+    assert_eq!(Bf16(0x3f80).to_f32(), 1.0);
+}
+
+#[test]
+fn compensated_sums_keep_what_plain_sums_lose() {
+    let mut running = <f32 as Accumulator>::START;
+    let mut plain = 0.0f32;
+    for _ in 0..1000 {
+        for x in [1.0f32, 1e-8] {
+            running = f32::accumulate(running, x);
+            plain += x;
+        }
+    }
+    let settled = f32::settle(running);
+    assert_eq!(plain, 1000.0);
+    assert!((f64::from(settled) - 1000.00001).abs() < 1e-4, "{settled}");
+    // Overflow stays infinite, and -0.0 stays -0.0.
+    let overflow = (0..4).fold(f32::START, |r, _| f32::accumulate(r, f32::MAX));
+    assert_eq!(f32::settle(overflow), f32::INFINITY);
+    let zeros = (0..3).fold(f32::START, |r, _| f32::accumulate(r, -0.0));
+    assert!(f32::settle(zeros).is_sign_negative());
+}

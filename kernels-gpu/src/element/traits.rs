@@ -1,0 +1,91 @@
+//! The traits of what kernels read and move: [`Value`], [`Element`], [`Key`], [`Accumulator`].
+
+use super::vector::Vector16;
+
+/// A value that lives in registers, shared and global memory, and moves between the lanes of
+/// a warp as 32-bit words.
+pub trait Value: Copy + Send + Sync + 'static {
+    /// `[u32; N]`: the value's bits, split for `shfl.sync` (which moves 32 bits at a time).
+    type Words: Words;
+    fn to_words(self) -> Self::Words;
+    fn from_words(words: Self::Words) -> Self;
+}
+
+/// `[u32; N]` for the `N` a [`Value`] needs.
+pub trait Words: Copy + AsRef<[u32]> + AsMut<[u32]> {
+    const ZERO: Self;
+}
+impl<const N: usize> Words for [u32; N] {
+    const ZERO: Self = [0; N];
+}
+
+/// An element type the kernels reduce.
+pub trait Element: Value + PartialEq + sealed::Sealed {
+    /// Name in kernel entry points, on the command line and in `.npy` headers' terms.
+    const NAME: &'static str;
+    /// The smallest and the largest value (for floats `-inf` and `+inf`): the identities of
+    /// max and min.
+    const LOWEST: Self;
+    const HIGHEST: Self;
+    /// What a sum or a mean of these adds up in (`f32` for the 16-bit floats, see [`crate::ops`]).
+    type SumAcc: Accumulator;
+    type MeanAcc: Accumulator;
+    fn to_sum(self) -> Self::SumAcc;
+    fn to_mean(self) -> Self::MeanAcc;
+    /// NaN (floats only).
+    fn is_nan(self) -> bool;
+    /// The key the order is compared by (see the module docs).
+    type Key: Key;
+    /// The element's key, every NaN above every number.
+    fn key_nan_high(self) -> Self::Key;
+    /// The element's key, every NaN below every number.
+    fn key_nan_low(self) -> Self::Key;
+    /// The element whose key is `key` (a NaN for the NaN keys).
+    fn from_key(key: Self::Key) -> Self;
+    /// Sixteen bytes of consecutive elements: what one vector load brings in.
+    type Vector16: Vector16<Self>;
+}
+
+/// An order key: `u32` or `u64`.
+pub trait Key: Copy + Ord + Send + Sync + 'static {
+    const MIN: Self;
+    const MAX: Self;
+}
+impl Key for u32 {
+    const MIN: Self = 0;
+    const MAX: Self = u32::MAX;
+}
+impl Key for u64 {
+    const MIN: Self = 0;
+    const MAX: Self = u64::MAX;
+}
+
+/// A type sums and means add up in: wrapping integer addition, or IEEE float addition.
+pub trait Accumulator: Value + PartialEq {
+    /// The identity of addition (`-0.0` for floats, so that `-0.0 + -0.0 + …` stays `-0.0`).
+    const ZERO: Self;
+    /// The sum of nothing: `+0.0` for floats (as numpy and PyTorch say), `0` for integers.
+    const EMPTY: Self;
+    /// The mean of nothing: NaN for floats (0/0), and 0 for the integers (never a mean's type).
+    const NAN_OR_ZERO: Self;
+    fn add(self, other: Self) -> Self;
+    /// `self / count` in this type (a mean).
+    fn divide(self, count: usize) -> Self;
+    /// A running sum that a thread adds many group sums into (see [`crate::ops::Sum`]).
+    type Running: Copy;
+    const START: Self::Running;
+    fn accumulate(running: Self::Running, value: Self) -> Self::Running;
+    fn settle(running: Self::Running) -> Self;
+}
+
+/// Closes [`Element`] to the types the entry points are generated for (the 16-bit floats
+/// open it in `half.rs`).
+pub(super) mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
+    impl Sealed for i64 {}
+    impl Sealed for u64 {}
+}
