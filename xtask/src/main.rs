@@ -9,6 +9,8 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+// The library's build script computes the same hash (it ships beside it in the package).
+#[path = "../../reduce/build_support/source_hash.rs"]
 mod source_hash;
 
 #[derive(Parser)]
@@ -105,7 +107,7 @@ fn build_ptx(arch: &str, no_ptxas: bool, cfgs: &[String]) -> Result<()> {
         .args([
             "rustc",
             "--package",
-            "kernels-gpu",
+            "reduce-rs-kernels",
             "--release",
             "--lib",
             "--crate-type",

@@ -1,5 +1,5 @@
-// Shared by `xtask` (which stamps the PTX it builds) and by `host/build.rs` (which bakes the
-// same hash into the host binary), so the host can tell PTX built from other kernel sources.
+// Shared by `xtask` (which stamps the PTX it builds) and by the library's `build.rs` (which
+// embeds the shipped PTX only when its stamp is the hash of the kernel sources beside it).
 
 /// FNV-1a over the relative path and contents of every file under `kernels-gpu/src` plus its
 /// `Cargo.toml`, in sorted order. Not cryptographic: it only has to notice edits.
