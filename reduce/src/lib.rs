@@ -38,6 +38,7 @@
 pub mod devices;
 mod element;
 mod error;
+mod external;
 mod gpu;
 mod input;
 pub mod op;
@@ -50,6 +51,7 @@ mod version;
 
 pub use element::{DType, Element};
 pub use error::{Error, GpuUnavailable, Result};
+pub use external::ExternalBuffer;
 pub use gpu::DeviceInfo;
 pub use input::{Input, Source};
 pub use op::{Arg, OpKind, Operation};

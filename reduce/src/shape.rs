@@ -204,17 +204,50 @@ pub fn plan_for(
     fits.then(|| plan_with(shape, sizes, resident, Some(kernel)))
 }
 
+/// What the planner needs to know of a [`Shape`]: the matrix, or the segments' count and
+/// their total length (segment offsets on the GPU are not read to plan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    Rows { rows: usize, cols: usize },
+    Columns { rows: usize, cols: usize },
+    Segments { count: usize, total: usize },
+}
+
+impl Layout {
+    pub(crate) fn of(shape: &Shape<'_>) -> Layout {
+        match *shape {
+            Shape::Rows { rows, cols } => Layout::Rows { rows, cols },
+            Shape::Columns { rows, cols } => Layout::Columns { rows, cols },
+            Shape::Segments(offsets) => Layout::Segments {
+                count: shape.results(),
+                total: offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0),
+            },
+        }
+    }
+}
+
 fn plan_with(
     shape: &Shape<'_>,
     sizes: Sizes,
     resident: impl Fn(ShapeKernel) -> u64,
     forced: Option<ShapeKernel>,
 ) -> ShapePlan {
-    let results = shape.results();
+    plan_layout(Layout::of(shape), sizes, resident, forced)
+}
+
+/// The launch for `layout` (see [`plan_shape`]); `forced` names the kernel instead of choosing.
+pub(crate) fn plan_layout(
+    layout: Layout,
+    sizes: Sizes,
+    resident: impl Fn(ShapeKernel) -> u64,
+    forced: Option<ShapeKernel>,
+) -> ShapePlan {
     let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
         let block = kernel.block();
-        let tile_accumulators = match *shape {
-            Shape::Columns { cols, .. } => columns::shared_accumulators(cols, sizes.element, block),
+        let tile_accumulators = match layout {
+            Layout::Columns { cols, .. } => {
+                columns::shared_accumulators(cols, sizes.element, block)
+            }
             _ => 0,
         };
         let shared_bytes =
@@ -241,8 +274,8 @@ fn plan_with(
         let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
         plan(kernel, grid, lanes, 0, 0)
     };
-    match *shape {
-        Shape::Columns { rows, cols } => {
+    match layout {
+        Layout::Columns { rows, cols } => {
             let kernel = ShapeKernel::Columns;
             let block = kernel.block();
             let groups = columns::groups_per_tile(cols, sizes.element, block);
@@ -260,7 +293,7 @@ fn plan_with(
                 .max(1);
             plan(kernel, (tiles * split) as u64, split, split * cols, tiles)
         }
-        Shape::Rows { rows, cols } => {
+        Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
             // Fewer rows than the GPU holds blocks: cut them over several blocks each (short
@@ -293,18 +326,16 @@ fn plan_with(
                 }
             }
         }
-        Shape::Segments(offsets) => {
-            let total =
-                offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0);
-            let average_bytes = total.div_ceil(results.max(1)) * sizes.element;
+        Layout::Segments { count, total } => {
+            let average_bytes = total.div_ceil(count.max(1)) * sizes.element;
             let warp = match forced {
                 Some(kernel) => kernel == ShapeKernel::RowsWarp,
                 None => average_bytes <= WARP_ROW_BYTES,
             };
             if warp {
-                rows_warp(results, average_bytes)
+                rows_warp(count, average_bytes)
             } else {
-                plan(ShapeKernel::RowsBlock, results as u64, 1, 0, 0)
+                plan(ShapeKernel::RowsBlock, count as u64, 1, 0, 0)
             }
         }
     }

@@ -141,8 +141,30 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
-    kernels: Kernels,
+    kernels: Arc<Kernels>,
     scratch: Mutex<(Scratch, Option<PinnedBuffer>)>,
+}
+
+/// The GPU's description and the embedded kernels of `ctx`, shared by every `Gpu` on that
+/// context (each kernel is then compiled by the driver once per context, however many reducers
+/// and streams use it), and kept while some `Gpu` holds them.
+fn on_context(ctx: &Arc<CudaContext>) -> Result<(DeviceInfo, Arc<Kernels>)> {
+    type Cache = Vec<(usize, DeviceInfo, std::sync::Weak<Kernels>)>;
+    static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    cache.retain(|(_, _, kernels)| kernels.strong_count() > 0);
+    let key = ctx.cu_ctx() as usize;
+    if let Some((info, kernels)) = cache
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .and_then(|(_, info, weak)| Some((info.clone(), weak.upgrade()?)))
+    {
+        return Ok((info, kernels));
+    }
+    let info = DeviceInfo::read(ctx)?;
+    let kernels = Arc::new(Kernels::embedded(ctx)?);
+    cache.push((key, info.clone(), Arc::downgrade(&kernels)));
+    Ok((info, kernels))
 }
 
 /// The largest result a reduction brings home (an `Arg<f64>`), rounded up.
@@ -174,8 +196,7 @@ impl Gpu {
     /// The caller's stream (and its context).
     pub fn on_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
         let ctx = stream.context().clone();
-        let info = DeviceInfo::read(&ctx)?;
-        let kernels = Kernels::embedded(&ctx)?;
+        let (info, kernels) = on_context(&ctx)?;
         Ok(Gpu {
             ctx,
             stream,
@@ -188,7 +209,7 @@ impl Gpu {
     /// Replaces the embedded kernels with the ones in `dir`.
     pub fn use_kernels_from(&mut self, dir: &Path) -> Result<()> {
         let arch = self.info.compute_capability.0 * 10 + self.info.compute_capability.1;
-        self.kernels = Kernels::from_dir(&self.ctx, dir, arch)?;
+        self.kernels = Arc::new(Kernels::from_dir(&self.ctx, dir, arch)?);
         Ok(())
     }
 

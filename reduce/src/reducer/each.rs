@@ -7,8 +7,8 @@ use crate::gpu::SegmentOffsets;
 use crate::input::{Input, Source};
 use crate::op::Operation;
 use crate::plan::{self, Sizes};
-use crate::shape::{Shape, ShapeKernel, ShapePlan, plan_shape};
-use cudarc::driver::DevicePtrMut;
+use crate::shape::{Layout, Shape, ShapeKernel, ShapePlan, plan_layout};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 impl Reducer {
     /// Reduces every row, column or segment of `input` with `op` (see [`Shape`]); the results
@@ -158,6 +158,10 @@ impl Reducer {
     }
 
     fn each_plan<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
+        self.layout_plan::<T, O>(Layout::of(shape))
+    }
+
+    fn layout_plan<T: Element, O: Operation<T>>(&self, layout: Layout) -> (ShapePlan, String) {
         let sizes = Sizes::of::<T, O>();
         // On the GPU, what the driver's occupancy calculator says of this very entry point (a
         // kernel with many registers fits fewer blocks than the threads allow): a grid of one
@@ -173,9 +177,83 @@ impl Reducer {
             }
             Backend::Sim(sim) => sim.resident_blocks(kernel.block(), self.max_blocks),
         };
-        let plan = plan_shape(shape, sizes, resident);
+        let plan = plan_layout(layout, sizes, resident, None);
         let name = format!("{}_{}_{}", plan.kernel.name(), T::DTYPE, O::KIND);
         (plan, name)
+    }
+
+    /// Reduces every segment of `input` with `op` into `output` (one result each), reading the
+    /// segments' `segments + 1` offsets from the GPU buffer `offsets` (`u64`, CSR style), on
+    /// the GPU, without waiting. Results of empty segments as
+    /// [`Reducer::reduce_each_into`] says. GPU only.
+    ///
+    /// # Safety
+    /// The offsets are not checked (that would wait for the GPU): they must not decrease, and
+    /// the last must be at most `input.len()`. A kernel that reads past its input stops with an
+    /// error that leaves the CUDA context unusable. [`Reducer::reduce_each_into`] with
+    /// [`Shape::segments`] checks host offsets.
+    ///
+    /// ```no_run
+    /// use reduce_rs::{Reducer, ops::Sum};
+    /// let reducer = Reducer::gpu(0)?;
+    /// let stream = reducer.stream().unwrap().clone();
+    /// let values = stream.clone_htod(&[1.0f32, 2.0, 3.0, 4.0])?;
+    /// let offsets = stream.clone_htod(&[0u64, 1, 1, 4])?;
+    /// let mut sums = stream.alloc_zeros::<f32>(3)?;
+    /// // SAFETY: the offsets ascend and end at the input's length.
+    /// unsafe { reducer.reduce_segments_into(Sum, &values, &offsets, &mut sums)? };
+    /// assert_eq!(stream.clone_dtoh(&sums)?, [1.0, 0.0, 9.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub unsafe fn reduce_segments_into<T, O, I, S, D>(
+        &self,
+        op: O,
+        input: &I,
+        offsets: &S,
+        output: &mut D,
+    ) -> Result<()>
+    where
+        T: Element,
+        O: Operation<T>,
+        I: Input<T> + ?Sized,
+        S: DevicePtr<u64>,
+        D: DevicePtrMut<O::Device>,
+    {
+        let _ = op;
+        let Backend::Gpu(gpu) = &self.backend else {
+            return Err(Error::WrongDevice(
+                "reduce_segments_into reads offsets from GPU memory; this Reducer is the simulator (use reduce_each with Shape::segments)".into(),
+            ));
+        };
+        let Some(segments) = offsets.len().checked_sub(1) else {
+            return Err(Error::Shape(
+                "segment offsets need at least one entry (n segments have n + 1 offsets)".into(),
+            ));
+        };
+        if output.len() < segments {
+            return Err(Error::OutputTooSmall {
+                len: output.len(),
+                needed: segments,
+            });
+        }
+        if segments == 0 {
+            return Ok(());
+        }
+        check_context(gpu, offsets.stream(), "offsets")?;
+        check_context(gpu, output.stream(), "output")?;
+        let layout = Layout::Segments {
+            count: segments,
+            total: input.len(),
+        };
+        let (offsets_ptr, _record_read) = offsets.device_ptr(gpu.stream());
+        let (out_ptr, _record_write) = output.device_ptr_mut(gpu.stream());
+        self.enqueue_layout::<T, O, I>(
+            input,
+            layout,
+            SegmentOffsets::Device(offsets_ptr),
+            (segments, 0),
+            out_ptr,
+        )
     }
 
     /// Enqueues a shape reduction of `input` writing its results to `output` (GPU).
@@ -185,14 +263,33 @@ impl Reducer {
         shape: &Shape<'_>,
         output: u64,
     ) -> Result<()> {
+        self.enqueue_layout::<T, O, I>(
+            input,
+            Layout::of(shape),
+            offsets_of(shape),
+            kernel_sizes(shape),
+            output,
+        )
+    }
+
+    /// Enqueues the reduction of `input` laid out as `layout` (segments' offsets in
+    /// `offsets`; `(segments, segment_len)` the kernel's sizes), writing `output` (GPU).
+    fn enqueue_layout<T: Element, O: Operation<T>, I: Input<T> + ?Sized>(
+        &self,
+        input: &I,
+        layout: Layout,
+        offsets: SegmentOffsets<'_>,
+        kernel_sizes: (usize, usize),
+        output: u64,
+    ) -> Result<()> {
         let Backend::Gpu(gpu) = &self.backend else {
             unreachable!("called for the GPU backend only");
         };
-        let (plan, name) = self.each_plan::<T, O>(shape);
+        let (plan, name) = self.layout_plan::<T, O>(layout);
         let (function, _) = gpu.kernel(&name, plan.launch.block, plan.launch.shared_bytes)?;
         let sizes = Sizes::of::<T, O>();
         let len = input.len();
-        let target = (output, shape.results());
+        let target = (output, kernel_sizes_results(layout));
         match input.source() {
             Source::Host(slice) => {
                 let input = gpu.upload(bytes_of(slice))?;
@@ -202,8 +299,8 @@ impl Reducer {
                     &plan,
                     sizes,
                     (input, len),
-                    offsets_of(shape),
-                    kernel_sizes(shape),
+                    offsets,
+                    kernel_sizes,
                     target,
                 )
             }
@@ -216,8 +313,8 @@ impl Reducer {
                     &plan,
                     sizes,
                     (input, len),
-                    offsets_of(shape),
-                    kernel_sizes(shape),
+                    offsets,
+                    kernel_sizes,
                     target,
                 )
             }
@@ -230,6 +327,15 @@ fn offsets_of<'a>(shape: &Shape<'a>) -> SegmentOffsets<'a> {
     match *shape {
         Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
         _ => SegmentOffsets::None,
+    }
+}
+
+/// How many results a reduction laid out as `layout` writes.
+fn kernel_sizes_results(layout: Layout) -> usize {
+    match layout {
+        Layout::Rows { rows, .. } => rows,
+        Layout::Columns { cols, .. } => cols,
+        Layout::Segments { count, .. } => count,
     }
 }
 
