@@ -1,3 +1,5 @@
+//! Project tasks. `cargo xtask test`: every test, the Python package's too (`test.rs`).
+//!
 //! `cargo xtask build-ptx`: compiles `kernels-gpu` with rustc's `nvptx64-nvidia-cuda` target
 //! for `sm_70` (Volta and every later GPU), writes the PTX the library ships
 //! (`reduce/kernels/kernels_gpu.ptx`, stamped with the hash of the kernel sources) and a copy in
@@ -12,6 +14,7 @@ use std::process::{Command, ExitCode};
 // The library's build script computes the same hash (it ships beside it in the package).
 #[path = "../../reduce/build_support/source_hash.rs"]
 mod source_hash;
+mod test;
 
 #[derive(Parser)]
 #[command(about = "Project tasks for reduce-rs")]
@@ -37,6 +40,16 @@ enum Task {
         #[arg(long = "cfg", value_name = "NAME")]
         cfgs: Vec<String>,
     },
+    /// Run every test: `cargo test`, then the Python package built from python/ into a fresh
+    /// virtual environment (target/python-venv) and its pytest suite.
+    Test {
+        /// Only `cargo test`.
+        #[arg(long)]
+        no_python: bool,
+        /// Passed on to `cargo test` (e.g. `-- --release` is `cargo test --release`).
+        #[arg(last = true)]
+        cargo_args: Vec<String>,
+    },
 }
 
 /// Errors are printed as one `error:` line with their causes, not as `main`'s `Debug`, which
@@ -48,6 +61,10 @@ fn main() -> ExitCode {
             no_ptxas,
             cfgs,
         } => build_ptx(&arch, no_ptxas, &cfgs),
+        Task::Test {
+            no_python,
+            cargo_args,
+        } => test::test(&workspace_root(), !no_python, &cargo_args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

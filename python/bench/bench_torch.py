@@ -1,0 +1,241 @@
+"""reduce_rs against PyTorch (and CuPy, where installed) in one process, on the same tensors.
+
+    python python/bench/bench_torch.py [--quick] [--compile] [--csv FILE]
+
+For every case: the result is checked against PyTorch's, then two figures for each library:
+- **GPU µs**: CUDA events around one call, behind a short GPU pre-roll (``torch.cuda._sleep``)
+  so that the launch is queued before the start event and the events time the GPU only; the
+  L2 cache flushed before each call (a write of twice its size); the median of the runs.
+- **wall µs/call**: 1000 calls back to back, then one synchronisation, over 1000: what a loop
+  of calls costs, host overhead included (for small tensors the host is the bottleneck).
+``--compile`` adds ``torch.compile`` of the same PyTorch call (after its warm-up compilation).
+"""
+
+import argparse
+import csv
+import statistics
+import sys
+import time
+
+import torch
+
+import reduce_rs
+
+DEVICE = "cuda"
+
+
+def gpu_time_us(fn, runs, flush):
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(runs):
+        flush.zero_()
+        torch.cuda._sleep(20_000)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000)
+    return statistics.median(times)
+
+
+def wall_us(fn, calls):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def offsets_for(segments, mean_len, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(0, 2 * mean_len + 1, (segments,), generator=g)
+    offsets = torch.zeros(segments + 1, dtype=torch.int64)
+    offsets[1:] = torch.cumsum(lengths, 0)
+    return lengths.to(DEVICE), offsets.to(DEVICE)
+
+
+def cases(quick):
+    """(name, input, reduce_rs call, torch call, cupy call or None, compare)."""
+    big = 1 << (24 if quick else 28)
+    out = []
+
+    def add(name, x, ours, theirs, cupy_fn=None, compare="close"):
+        out.append((name, x, ours, theirs, cupy_fn, compare))
+
+    f32 = lambda *shape: torch.randn(*shape, device=DEVICE)  # noqa: E731
+    bf16 = lambda *shape: torch.randn(*shape, device=DEVICE, dtype=torch.bfloat16)  # noqa: E731
+
+    add("sum 1024 f32", f32(1024), reduce_rs.sum, torch.sum, lambda c: c.sum())
+    add("sum 2^20 f32", f32(1 << 20), reduce_rs.sum, torch.sum, lambda c: c.sum())
+    add(f"sum 2^{big.bit_length() - 1} f32", f32(big), reduce_rs.sum, torch.sum, lambda c: c.sum())
+    add("mean 2^24 f32", f32(1 << 24), reduce_rs.mean, torch.mean, lambda c: c.mean())
+    add(
+        "argmax 1×128256 bf16 dim=-1",
+        bf16(1, 128256),
+        lambda x: reduce_rs.argmax(x, dim=-1),
+        lambda x: torch.argmax(x, dim=-1),
+        None,
+        "equal",
+    )
+    add(
+        "argmax 64×128256 bf16 dim=-1",
+        bf16(64, 128256),
+        lambda x: reduce_rs.argmax(x, dim=-1),
+        lambda x: torch.argmax(x, dim=-1),
+        None,
+        "equal",
+    )
+    add(
+        "max 64×128256 bf16 dim=-1 (values, indices)",
+        bf16(64, 128256),
+        lambda x: reduce_rs.max(x, dim=-1),
+        lambda x: torch.max(x, dim=-1),
+        None,
+        "pair",
+    )
+    add(
+        "argmax 8×128256 f32 dim=-1",
+        f32(8, 128256),
+        lambda x: reduce_rs.argmax(x, dim=-1),
+        lambda x: torch.argmax(x, dim=-1),
+        lambda c: c.argmax(axis=-1),
+        "equal",
+    )
+    add(
+        "sum rows 65536×512 f32",
+        f32(65536, 512),
+        lambda x: reduce_rs.sum(x, dim=-1),
+        lambda x: torch.sum(x, dim=-1),
+        lambda c: c.sum(axis=-1),
+    )
+    if not quick:
+        add(
+            "sum rows 8192×8192 f32",
+            f32(8192, 8192),
+            lambda x: reduce_rs.sum(x, dim=-1),
+            lambda x: torch.sum(x, dim=-1),
+            lambda c: c.sum(axis=-1),
+        )
+        add(
+            "sum rows 16×2^22 f32",
+            f32(16, 1 << 22),
+            lambda x: reduce_rs.sum(x, dim=-1),
+            lambda x: torch.sum(x, dim=-1),
+            lambda c: c.sum(axis=-1),
+        )
+        add(
+            "sum columns 8192×8192 f32",
+            f32(8192, 8192),
+            lambda x: reduce_rs.sum(x, dim=0),
+            lambda x: torch.sum(x, dim=0),
+            lambda c: c.sum(axis=0),
+        )
+        add(
+            "sum columns 2^20×8 f32",
+            f32(1 << 20, 8),
+            lambda x: reduce_rs.sum(x, dim=0),
+            lambda x: torch.sum(x, dim=0),
+            lambda c: c.sum(axis=0),
+        )
+        add(
+            "amax rows 32768×4096 f32",
+            f32(32768, 4096),
+            lambda x: reduce_rs.amax(x, dim=-1),
+            lambda x: torch.amax(x, dim=-1),
+            lambda c: c.max(axis=-1),
+            "equal",
+        )
+        add(
+            f"argmax 2^{big.bit_length() - 1} bf16",
+            bf16(big),
+            reduce_rs.argmax,
+            torch.argmax,
+            None,
+            "equal",
+        )
+    lengths, offsets = offsets_for(100_000, 300)
+    values = f32(int(offsets[-1]))
+    add(
+        "segment_sum 100000×~300 f32",
+        values,
+        lambda x: reduce_rs.segment_sum(x, offsets, validate=False),
+        lambda x: torch.segment_reduce(x, "sum", lengths=lengths, unsafe=True),
+        None,
+    )
+    return out
+
+
+def same(compare, ours, theirs):
+    if compare == "pair":
+        return torch.equal(ours[0], theirs[0]) and torch.equal(ours[1], theirs[1])
+    if compare == "equal":
+        return torch.equal(ours, theirs)
+    return torch.allclose(ours.double(), theirs.double(), rtol=1e-4, atol=1e-2)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
+    parser.add_argument("--compile", action="store_true", help="add torch.compile")
+    parser.add_argument("--csv", help="write the figures to this CSV file")
+    parser.add_argument("--runs", type=int, default=0, help="GPU-timed runs per call")
+    args = parser.parse_args()
+    runs = args.runs or (10 if args.quick else 30)
+    calls = 200 if args.quick else 1000
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    props = torch.cuda.get_device_properties(0)
+    flush = torch.empty(2 * max(props.L2_cache_size, 1 << 20) // 4, device=DEVICE)
+    print(f"# {props.name}, torch {torch.__version__}, reduce_rs {reduce_rs.__version__}"
+          + (f", cupy {cupy.__version__}" if cupy else "") + f"; median of {runs}, wall over {calls} calls")
+    header = ["case", "check", "reduce_rs GPU µs", "torch GPU µs", "torch/ours",
+              "reduce_rs wall µs/call", "torch wall µs/call"]
+    if cupy:
+        header += ["cupy GPU µs", "cupy wall µs/call"]
+    if args.compile:
+        header += ["compile GPU µs", "compile wall µs/call"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    rows = []
+    failed = False
+    for name, x, ours, theirs, cupy_fn, compare in cases(args.quick):
+        ok = same(compare, ours(x), theirs(x))
+        failed |= not ok
+        row = {"case": name, "check": "PASS" if ok else "FAIL"}
+        for label, fn in (("reduce_rs", lambda: ours(x)), ("torch", lambda: theirs(x))):
+            fn()
+            row[f"{label} GPU µs"] = gpu_time_us(fn, runs, flush)
+            row[f"{label} wall µs/call"] = wall_us(fn, calls)
+        row["torch/ours"] = row["torch GPU µs"] / row["reduce_rs GPU µs"]
+        if cupy:
+            if cupy_fn is not None:
+                c = cupy.from_dlpack(x)
+                fn = lambda: cupy_fn(c)  # noqa: E731
+                fn()
+                row["cupy GPU µs"] = gpu_time_us(fn, runs, flush)
+                row["cupy wall µs/call"] = wall_us(fn, calls)
+            else:
+                row["cupy GPU µs"] = row["cupy wall µs/call"] = float("nan")
+        if args.compile:
+            compiled = torch.compile(theirs)
+            fn = lambda: compiled(x)  # noqa: E731
+            fn()
+            row["compile GPU µs"] = gpu_time_us(fn, runs, flush)
+            row["compile wall µs/call"] = wall_us(fn, calls)
+        rows.append(row)
+        cells = [f"{row[h]:.2f}" if isinstance(row[h], float) else str(row[h]) for h in header]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=header)
+            writer.writeheader()
+            writer.writerows(rows)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

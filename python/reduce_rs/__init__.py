@@ -1,0 +1,564 @@
+"""reduce_rs: fast GPU reductions of the arrays you already have.
+
+Sum, mean, min, max, argmin and argmax of PyTorch tensors, CuPy arrays, JAX arrays (any array
+with ``__cuda_array_interface__`` or DLPack) and NumPy arrays — of the whole array, of every
+row (``dim=-1``), of every column (``dim=0``) or of segments given by CSR offsets — with
+kernels written in Rust (the reduce-rs library, the same kernels its Rust API runs).
+
+>>> import numpy as np, reduce_rs
+>>> x = np.arange(12, dtype=np.float32).reshape(3, 4)
+>>> float(reduce_rs.sum(x))
+66.0
+>>> reduce_rs.argmax(x, dim=-1).tolist()
+[3, 3, 3]
+
+The functions are named and behave as PyTorch's (``torch.sum``, ``torch.amax``,
+``torch.argmax``, ``torch.max`` with ``dim`` returning ``(values, indices)``, …), with these
+differences, each pinned by a test:
+
+- **Where it runs.** A GPU array is reduced in place, on its device and on the stream its
+  library is using (PyTorch's current stream, also inside ``with torch.cuda.stream(s)``;
+  CuPy's current stream; the ``stream`` of ``__cuda_array_interface__``), without waiting for
+  the GPU; the result is an array of the same library on the same device. A NumPy array is
+  reduced on GPU 0 when there is one, on the CPU simulator otherwise (``backend()``), and
+  the result is a NumPy array. A PyTorch tensor on the CPU is an error: use ``.numpy()``.
+- **Types.** float32, float64, float16, bfloat16, int32, uint32, int64, uint64. Sums and means
+  of float16 and bfloat16 are added up, and returned, in float32 (PyTorch also adds them up in
+  float32, then rounds the result to the input's type). Integer sums keep the input's type
+  and wrap around on overflow (PyTorch returns int64 sums of int32). Means of integers are
+  float64 (PyTorch refuses them).
+- **Order.** NaN propagates (min and max return NaN, argmin and argmax the index of the first
+  NaN), ties go to the first index, as in PyTorch; but ``-0.0 < +0.0`` (PyTorch treats the two
+  zeros as equal: ``argmax([-0.0, 0.0])`` is 1 here, 0 there).
+- **Layout.** A non-contiguous array is copied to a contiguous one first; so is an array
+  reduced over a middle dimension (neither the first nor the last non-trivial one).
+- **Arg results.** The indices of ``argmax``/``argmin`` (and the values of ``max``/``min`` with
+  a ``dim``) are strided views of one buffer of (index, value) pairs, as the kernels write
+  them: no copy, but not contiguous (``.contiguous()`` makes them so).
+- **Empty inputs.** As PyTorch: a sum is 0, a mean NaN, and min, max, argmin, argmax of
+  nothing raise ``ValueError``. Empty segments give 0 (sum), NaN (mean), the type's lowest
+  value for max and highest for min (-inf/+inf for floats) and index -1.
+- **Reproducible sums.** ``reproducible=True``: float sums and means whose bits do not depend
+  on the GPU model or launch (binned summation), whole arrays only for now.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from typing import Any, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._arrays import Allocator, Array, describe, itemsize
+
+__all__ = [
+    "sum",
+    "mean",
+    "amin",
+    "amax",
+    "argmin",
+    "argmax",
+    "min",
+    "max",
+    "segment_sum",
+    "segment_mean",
+    "segment_min",
+    "segment_max",
+    "segment_argmin",
+    "segment_argmax",
+    "backend",
+    "ValuesIndices",
+]
+
+__version__ = "0.1.0"
+
+#: ``(values, indices)`` of ``max``/``min`` with a ``dim``, as PyTorch's ``torch.return_types``.
+ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
+
+Dim = Optional[Union[int, Sequence[int]]]
+
+_SUM_TYPE = {"float16": "float32", "bfloat16": "float32"}
+_MEAN_TYPE = {
+    "float32": "float32",
+    "float16": "float32",
+    "bfloat16": "float32",
+    "float64": "float64",
+}
+
+
+def _result_dtype(op: str, dtype: str) -> str:
+    if op == "sum":
+        return _SUM_TYPE.get(dtype, dtype)
+    if op == "mean":
+        return _MEAN_TYPE.get(dtype, "float64")
+    return dtype
+
+
+class _Plan:
+    """What one call reduces: the layout the kernels see and the result's shape."""
+
+    def __init__(self, layout: str, rows: int, cols: int, shape: Tuple[int, ...], results: int):
+        self.layout, self.rows, self.cols, self.shape, self.results = (
+            layout,
+            rows,
+            cols,
+            shape,
+            results,
+        )
+
+
+def _one_dim(dim: Dim) -> Optional[int]:
+    if dim is None or isinstance(dim, int):
+        return dim
+    dims = tuple(dim)
+    if len(dims) == 1:
+        return int(dims[0])
+    if len(dims) == 0:
+        return None
+    raise NotImplementedError(
+        f"reduce_rs reduces one dimension at a time (dim={dims}); reduce them one by one"
+    )
+
+
+def _plan(array: Array, dim: Dim, keepdim: bool) -> Tuple[_Plan, Array]:
+    """The layout for reducing ``array`` over ``dim`` (and the array, moved if need be)."""
+    shape = array.shape
+    ndim = len(shape)
+    dim = _one_dim(dim)
+    if dim is None:
+        out = (1,) * ndim if keepdim else ()
+        return _Plan("whole", 0, 0, out, 1), array
+    if ndim == 0:
+        if dim not in (0, -1):
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+            )
+        return _Plan("whole", 0, 0, (), 1), array
+    if not -ndim <= dim < ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+            f"but got {dim})"
+        )
+    d = dim % ndim
+    outer, size, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
+    out = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1 :]
+    results = outer * inner
+    if inner == 1:
+        return _Plan("rows", outer, size, out, results), array
+    if outer == 1:
+        return _Plan("columns", size, inner, out, results), array
+    # A middle dimension: move it last (a copy), then every row.
+    return _Plan("rows", results, size, out, results), _move_last(array, d)
+
+
+def _move_last(array: Array, d: int) -> Array:
+    x = array.obj
+    if array.kind == "torch":
+        moved = x.movedim(d, -1).contiguous()
+        ptr = moved.data_ptr()
+    elif array.kind in ("cupy", "cuda"):
+        import cupy
+
+        moved = cupy.ascontiguousarray(cupy.moveaxis(cupy.asarray(x), d, -1))
+        ptr = moved.data.ptr
+        array = array._replace(kind="cupy")
+    else:
+        import numpy
+
+        moved = numpy.ascontiguousarray(numpy.moveaxis(x, d, -1))
+        ptr = moved.__array_interface__["data"][0]
+    return array._replace(obj=moved, ptr=ptr, shape=tuple(moved.shape))
+
+
+_NAMES = {"max": "amax", "min": "amin"}
+
+
+def _empty_reduction(op: str, what: str) -> ValueError:
+    return ValueError(
+        f"{_NAMES.get(op, op)}(): {what} has no elements to reduce (as in PyTorch: a sum of nothing is 0 and "
+        "a mean NaN, but there is no minimum, maximum or index of nothing)"
+    )
+
+
+def _check_out(out: Any, allocator: Allocator, plan: _Plan, dtype: str) -> None:
+    result = describe(out, "out")
+    if result.kind != allocator.array.kind or result.device != allocator.array.device:
+        raise ValueError("out= must be an array of the input's library, on the input's device")
+    if result.dtype != dtype or result.shape != plan.shape:
+        raise ValueError(
+            f"out= must be a contiguous {dtype} array of shape {plan.shape}, "
+            f"not {result.dtype} {result.shape}"
+        )
+    if result.obj is not out:
+        raise ValueError("out= must be contiguous")
+
+
+def _run(
+    op: str,
+    array: Array,
+    plan: _Plan,
+    out_ptr: int,
+    values_ptr: int = 0,
+    indices_ptr: int = 0,
+    offsets: int = 0,
+    segments: int = 0,
+    reproducible: bool = False,
+) -> None:
+    if array.kind == "host":
+        _native.reduce_host(
+            op,
+            array.dtype,
+            plan.layout,
+            array.ptr,
+            array.size,
+            values_ptr,
+            indices_ptr,
+            rows=plan.rows,
+            cols=plan.cols,
+            offsets=offsets,
+            segments=segments,
+            reproducible=reproducible,
+        )
+    else:
+        _native.reduce_cuda(
+            op,
+            array.dtype,
+            plan.layout,
+            array.ptr,
+            array.size,
+            out_ptr,
+            array.device,
+            array.stream,
+            rows=plan.rows,
+            cols=plan.cols,
+            offsets=offsets,
+            segments=segments,
+            reproducible=reproducible,
+        )
+
+
+def _empty_value(op: str, dtype: str) -> float:
+    """What an empty segment holds: 0, NaN, or the identity of min/max."""
+    if op == "sum":
+        return 0
+    if op == "mean":
+        return math.nan
+    import numpy
+
+    floating = dtype in ("float32", "float64", "float16", "bfloat16")
+    if op in ("max", "argmax"):
+        return -math.inf if floating else numpy.iinfo(dtype).min
+    return math.inf if floating else numpy.iinfo(dtype).max
+
+
+def _reduce(
+    op: str,
+    x: Any,
+    dim: Dim,
+    keepdim: bool,
+    out: Any = None,
+    reproducible: bool = False,
+    want_values: bool = False,
+) -> Any:
+    array = describe(x)
+    plan, array = _plan(array, dim, keepdim)
+    if reproducible and (plan.layout != "whole" or op not in ("sum", "mean")):
+        raise NotImplementedError(
+            "reproducible=True covers sums and means of whole arrays (dim=None) for now"
+        )
+    arg = op in ("argmin", "argmax")
+    size = array.size
+    if plan.results > 0 and op not in ("sum", "mean"):
+        reduced = size // plan.results if plan.results else 0
+        if size == 0 or reduced == 0:
+            raise _empty_reduction(op, "the reduced dimension" if dim is not None else "the input")
+    allocator = Allocator(array)
+    dtype = _result_dtype(op, array.dtype)
+    if array.kind == "host":
+        return _reduce_host(op, array, plan, dtype, arg, want_values, out, reproducible)
+    if arg:
+        pairs = allocator.pairs(plan.results)
+        if plan.results:
+            _run(op, array, plan, allocator.ptr(pairs))
+        values, indices = allocator.arg_views(pairs, plan.shape, array.dtype)
+        if want_values:
+            return ValuesIndices(allocator.wrap(values), allocator.wrap(indices))
+        return allocator.wrap(indices)
+    if out is not None:
+        _check_out(out, allocator, plan, dtype)
+        result = out
+    else:
+        result = allocator.empty(plan.shape, dtype)
+    if op == "mean" and size == 0:
+        return allocator.wrap(allocator.fill(result, math.nan))
+    if plan.results:
+        _run(op, array, plan, allocator.ptr(result), reproducible=reproducible)
+    return allocator.wrap(result)
+
+
+def _reduce_host(
+    op: str,
+    array: Array,
+    plan: _Plan,
+    dtype: str,
+    arg: bool,
+    want_values: bool,
+    out: Any,
+    reproducible: bool,
+    offsets: int = 0,
+    segments: int = 0,
+) -> Any:
+    import numpy
+
+    value_type = array.dtype if arg else dtype
+    if value_type == "bfloat16":
+        raise TypeError("NumPy has no bfloat16: reduce bfloat16 arrays as PyTorch tensors")
+    if out is not None and not arg:
+        if not isinstance(out, numpy.ndarray) or out.dtype.name != dtype or out.shape != plan.shape:
+            raise ValueError(f"out= must be a NumPy {dtype} array of shape {plan.shape}")
+        if not out.flags.c_contiguous:
+            raise ValueError("out= must be contiguous")
+        values = out
+    else:
+        values = numpy.empty(plan.shape, dtype=value_type)
+    values.fill(_empty_value(op, value_type))
+    indices = numpy.full(plan.shape, -1, dtype=numpy.int64) if arg else None
+    if plan.results:
+        _run(
+            op,
+            array,
+            plan,
+            0,
+            values.__array_interface__["data"][0],
+            indices.__array_interface__["data"][0] if arg else 0,
+            offsets=offsets,
+            segments=segments,
+            reproducible=reproducible,
+        )
+    if plan.shape == () and out is None:
+        # As NumPy's own reductions: a scalar, not a 0-d array.
+        values, indices = values[()], indices[()] if arg else None
+    if arg:
+        return ValuesIndices(values, indices) if want_values else indices
+    return values
+
+
+# The reductions, named as PyTorch's -------------------------------------------------------------
+
+
+def sum(x: Any, dim: Dim = None, keepdim: bool = False, *, reproducible: bool = False, out: Any = None) -> Any:  # noqa: A001
+    """The sum of ``x`` (``dim=None``), or of every slice along ``dim``, as ``torch.sum``.
+
+    Integer sums keep the input's type and wrap around; float16 and bfloat16 are summed, and
+    returned, in float32. ``reproducible=True`` (whole arrays): the same bits on every GPU.
+    """
+    return _reduce("sum", x, dim, keepdim, out, reproducible)
+
+
+def mean(x: Any, dim: Dim = None, keepdim: bool = False, *, reproducible: bool = False, out: Any = None) -> Any:
+    """The mean of ``x`` or of every slice along ``dim``, as ``torch.mean`` (float32 for
+    float32, float16 and bfloat16 inputs; float64 for float64 and integers; NaN if empty)."""
+    return _reduce("mean", x, dim, keepdim, out, reproducible)
+
+
+def amax(x: Any, dim: Dim = None, keepdim: bool = False, *, out: Any = None) -> Any:
+    """The largest element of ``x`` or of every slice along ``dim``, as ``torch.amax``
+    (NaN if any is NaN; ``-0.0 < +0.0``)."""
+    return _reduce("max", x, dim, keepdim, out)
+
+
+def amin(x: Any, dim: Dim = None, keepdim: bool = False, *, out: Any = None) -> Any:
+    """The smallest element of ``x`` or of every slice along ``dim``, as ``torch.amin``."""
+    return _reduce("min", x, dim, keepdim, out)
+
+
+def argmax(x: Any, dim: Optional[int] = None, keepdim: bool = False) -> Any:
+    """The index of the first largest element (of the first NaN, if any), as
+    ``torch.argmax``: int64, over the flattened array for ``dim=None``."""
+    return _reduce("argmax", x, dim, keepdim)
+
+
+def argmin(x: Any, dim: Optional[int] = None, keepdim: bool = False) -> Any:
+    """The index of the first smallest element (of the first NaN, if any), as
+    ``torch.argmin``."""
+    return _reduce("argmin", x, dim, keepdim)
+
+
+def max(x: Any, dim: Optional[int] = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """As ``torch.max``: the largest element for ``dim=None``; with ``dim``, the values and
+    indices of the largest element of every slice (``ValuesIndices(values, indices)``)."""
+    if dim is None:
+        return _reduce("max", x, None, keepdim)
+    return _reduce("argmax", x, dim, keepdim, want_values=True)
+
+
+def min(x: Any, dim: Optional[int] = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """As ``torch.min``: the smallest element, or ``(values, indices)`` along ``dim``."""
+    if dim is None:
+        return _reduce("min", x, None, keepdim)
+    return _reduce("argmin", x, dim, keepdim, want_values=True)
+
+
+# Segments --------------------------------------------------------------------------------------
+
+
+def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: bool = False) -> Any:
+    array = describe(values, "values")
+    if len(array.shape) != 1:
+        raise ValueError(f"values must be one-dimensional, not of shape {array.shape}")
+    host_offsets, device_offsets = _offsets(offsets, array, validate)
+    count = device_offsets[1] if device_offsets is not None else len(host_offsets) - 1
+    plan = _Plan("segments", 0, 0, (count,), count)
+    arg = op in ("argmin", "argmax")
+    dtype = _result_dtype(op, array.dtype)
+    if array.kind == "host":
+        import numpy
+
+        keep = numpy.ascontiguousarray(host_offsets, dtype=numpy.int64)
+        return _reduce_host(
+            op,
+            array,
+            plan,
+            dtype,
+            arg,
+            want_values,
+            None,
+            False,
+            offsets=keep.__array_interface__["data"][0],
+            segments=count,
+        )
+    allocator = Allocator(array)
+    offsets_ptr = device_offsets[0]
+    if arg:
+        pairs = allocator.pairs(count)
+        if count:
+            _run(op, array, plan, allocator.ptr(pairs), offsets=offsets_ptr, segments=count)
+        vals, indices = allocator.arg_views(pairs, plan.shape, array.dtype)
+        return ValuesIndices(allocator.wrap(vals), allocator.wrap(indices)) if want_values else allocator.wrap(indices)
+    result = allocator.empty(plan.shape, dtype)
+    if count:
+        _run(op, array, plan, allocator.ptr(result), offsets=offsets_ptr, segments=count)
+    return allocator.wrap(result)
+
+
+def _offsets(offsets: Any, values: Array, validate: bool) -> Tuple[Any, Any]:
+    """The offsets as the kernels read them: a host int64 array for host values; for GPU values,
+    ``(address, segments)`` of int64 offsets on the values' device (copied there if given on
+    the host). ``validate`` checks them (for offsets on the GPU this waits for it)."""
+    import numpy
+
+    on_gpu = values.kind != "host"
+    module = type(offsets).__module__.split(".", 1)[0]
+    device_array = None
+    if module == "torch" and offsets.device.type == "cuda" or hasattr(offsets, "__cuda_array_interface__"):
+        if not on_gpu:
+            raise ValueError("offsets are on a GPU but the values are in host memory")
+        device_array = describe(offsets, "offsets")
+        if device_array.device != values.device:
+            raise ValueError(
+                f"offsets are on CUDA device {device_array.device}, values on {values.device}"
+            )
+        if device_array.dtype not in ("int64", "uint64"):
+            raise TypeError(f"offsets must be int64, not {device_array.dtype}")
+        host = _to_host(device_array) if validate else None
+    else:
+        if module == "torch":
+            offsets = offsets.numpy()
+        host = numpy.asarray(offsets)
+        if host.size == 0:
+            raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
+        if host.dtype.kind not in "iu":
+            raise TypeError(f"offsets must be integers, not {host.dtype}")
+        host = host.astype(numpy.int64)
+    if host is not None:
+        _check_offsets(host, values.size)
+    if not on_gpu:
+        return host, None
+    if device_array is None:
+        device_array = _upload(host, values)
+    if len(device_array.shape) != 1 or device_array.shape[0] < 1:
+        raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
+    # The Array keeps the offsets alive until the kernel is enqueued; after that, the caching
+    # allocators of PyTorch and CuPy reuse the memory only for work later on the same stream.
+    return host, (device_array.ptr, device_array.shape[0] - 1, device_array)
+
+
+def _to_host(array: Array) -> Any:
+    if array.kind == "torch":
+        return array.obj.cpu().numpy()
+    import cupy
+
+    return cupy.asnumpy(cupy.asarray(array.obj))
+
+
+def _upload(host: Any, values: Array) -> Array:
+    if values.kind == "torch":
+        import torch
+
+        return describe(torch.from_numpy(host).to(f"cuda:{values.device}", non_blocking=False), "offsets")
+    import cupy
+
+    with cupy.cuda.Device(values.device):
+        return describe(cupy.asarray(host), "offsets")
+
+
+def _check_offsets(offsets: Any, length: int) -> None:
+    import numpy
+
+    if offsets.ndim != 1 or len(offsets) < 1:
+        raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
+    if offsets[0] < 0:
+        raise ValueError(f"offsets must not be negative: offsets[0] = {offsets[0]}")
+    decreasing = numpy.flatnonzero(offsets[1:] < offsets[:-1])
+    if len(decreasing):
+        at = int(decreasing[0])
+        raise ValueError(
+            f"offsets must not decrease: offsets[{at}] = {offsets[at]} > "
+            f"offsets[{at + 1}] = {offsets[at + 1]}"
+        )
+    if offsets[-1] > length:
+        raise ValueError(
+            f"the last segment ends at {offsets[-1]}, past the values' {length} elements"
+        )
+
+
+def segment_sum(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+    """The sum of every segment ``values[offsets[i]:offsets[i+1]]`` (CSR offsets, ascending,
+    segments may be empty: their sum is 0). Offsets on the GPU are checked by copying them to
+    the host (a wait for the GPU); ``validate=False`` trusts them — offsets that decrease or
+    run past the values then make the kernel fail and leave the CUDA context unusable."""
+    return _segments("sum", values, offsets, validate)
+
+
+def segment_mean(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+    """The mean of every segment (NaN for an empty one); see ``segment_sum``."""
+    return _segments("mean", values, offsets, validate)
+
+
+def segment_max(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+    """The largest element of every segment (the type's lowest value, -inf for floats, for an
+    empty one); see ``segment_sum``."""
+    return _segments("max", values, offsets, validate)
+
+
+def segment_min(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+    """The smallest element of every segment (the type's highest value, +inf for floats, for
+    an empty one); see ``segment_sum``."""
+    return _segments("min", values, offsets, validate)
+
+
+def segment_argmax(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+    """The index within its segment of every segment's first largest element (-1 for an empty
+    one); see ``segment_sum``."""
+    return _segments("argmax", values, offsets, validate)
+
+
+def segment_argmin(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+    """The index within its segment of every segment's first smallest element (-1 for an
+    empty one); see ``segment_sum``."""
+    return _segments("argmin", values, offsets, validate)
+
+
+def backend() -> str:
+    """Where NumPy arrays are reduced: ``"GPU 0: <name>"``, or ``"simulator"`` without a GPU."""
+    return _native.host_backend()
