@@ -49,7 +49,8 @@ import math
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._arrays import Allocator, Array, describe, itemsize
+from ._arrays import Allocator, Array, describe
+from ._codes import COLUMNS, DTYPE_CODE, OP_CODE, ROWS, SEGMENTS, WHOLE, result_dtype
 
 __all__ = [
     "sum",
@@ -77,34 +78,8 @@ ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 
 Dim = Optional[Union[int, Sequence[int]]]
 
-_SUM_TYPE = {"float16": "float32", "bfloat16": "float32"}
-_MEAN_TYPE = {
-    "float32": "float32",
-    "float16": "float32",
-    "bfloat16": "float32",
-    "float64": "float64",
-}
-
-
-def _result_dtype(op: str, dtype: str) -> str:
-    if op == "sum":
-        return _SUM_TYPE.get(dtype, dtype)
-    if op == "mean":
-        return _MEAN_TYPE.get(dtype, "float64")
-    return dtype
-
-
-class _Plan:
-    """What one call reduces: the layout the kernels see and the result's shape."""
-
-    def __init__(self, layout: str, rows: int, cols: int, shape: Tuple[int, ...], results: int):
-        self.layout, self.rows, self.cols, self.shape, self.results = (
-            layout,
-            rows,
-            cols,
-            shape,
-            results,
-        )
+_ARG = frozenset(("argmin", "argmax"))
+_NAMES = {"max": "amax", "min": "amin"}
 
 
 def _one_dim(dim: Dim) -> Optional[int]:
@@ -120,20 +95,21 @@ def _one_dim(dim: Dim) -> Optional[int]:
     )
 
 
-def _plan(array: Array, dim: Dim, keepdim: bool) -> Tuple[_Plan, Array]:
-    """The layout for reducing ``array`` over ``dim`` (and the array, moved if need be)."""
-    shape = array.shape
+def _dim_layout(shape: Sequence[int], dim: Dim, keepdim: bool):
+    """``(layout, rows, cols, result shape, results, dim to move last or None)`` for reducing
+    an array of ``shape`` over ``dim``: the whole array, every row (the last non-trivial dim),
+    every column (the first), or — a middle dim — every row once that dim is moved last (a
+    copy)."""
     ndim = len(shape)
     dim = _one_dim(dim)
     if dim is None:
-        out = (1,) * ndim if keepdim else ()
-        return _Plan("whole", 0, 0, out, 1), array
+        return WHOLE, 0, 0, (1,) * ndim if keepdim else (), 1, None
     if ndim == 0:
         if dim not in (0, -1):
             raise IndexError(
                 f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
             )
-        return _Plan("whole", 0, 0, (), 1), array
+        return WHOLE, 0, 0, (), 1, None
     if not -ndim <= dim < ndim:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
@@ -141,14 +117,137 @@ def _plan(array: Array, dim: Dim, keepdim: bool) -> Tuple[_Plan, Array]:
         )
     d = dim % ndim
     outer, size, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
-    out = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1 :]
+    out = tuple(shape[:d]) + ((1,) if keepdim else ()) + tuple(shape[d + 1 :])
     results = outer * inner
     if inner == 1:
-        return _Plan("rows", outer, size, out, results), array
+        return ROWS, outer, size, out, results, None
     if outer == 1:
-        return _Plan("columns", size, inner, out, results), array
-    # A middle dimension: move it last (a copy), then every row.
-    return _Plan("rows", results, size, out, results), _move_last(array, d)
+        return COLUMNS, size, inner, out, results, None
+    return ROWS, results, size, out, results, d
+
+
+def _empty_reduction(op: str, what: str) -> ValueError:
+    return ValueError(
+        f"{_NAMES.get(op, op)}(): {what} has no elements to reduce (as in PyTorch: a sum of "
+        "nothing is 0 and a mean NaN, but there is no minimum, maximum or index of nothing)"
+    )
+
+
+def _check_nonempty(op: str, size: int, results: int, dim: Dim) -> None:
+    """As PyTorch: min, max and the arg operations of nothing are errors (unless there is no
+    result to compute at all)."""
+    if results and (size == 0 or size // results == 0) and op not in ("sum", "mean"):
+        raise _empty_reduction(op, "the input" if dim is None else "the reduced dimension")
+
+
+def _check_reproducible(op: str, layout: int, reproducible: bool) -> None:
+    if reproducible and (layout != WHOLE or op not in ("sum", "mean")):
+        raise NotImplementedError(
+            "reproducible=True covers sums and means of whole arrays (dim=None) for now"
+        )
+
+
+# PyTorch tensors: the fast path -----------------------------------------------------------------
+#
+# A call on a small tensor costs what its host side costs: every attribute read and every
+# PyTorch call counts. Tensors are read with the cheapest calls PyTorch has, the per-dtype
+# facts are looked up once, and the native module takes numbers, not strings.
+
+_torch = None
+_Tensor: Any = ()  # torch.Tensor once torch is imported (an empty tuple matches no type)
+_TORCH_DTYPES: dict = {}  # torch.dtype -> (name, code, {op: result torch.dtype})
+_raw_stream: Any = None
+
+
+def _torch_ready() -> bool:
+    """Whether torch is imported (by the caller: reduce_rs never imports it first)."""
+    global _torch, _Tensor, _raw_stream
+    if _torch is not None:
+        return True
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    for name, code in DTYPE_CODE.items():
+        dtype = getattr(torch, name, None)
+        if dtype is not None:
+            results = {
+                op: getattr(torch, result_dtype(op, name))
+                for op in ("sum", "mean", "min", "max", "argmin", "argmax")
+            }
+            _TORCH_DTYPES[dtype] = (name, code, results)
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    _raw_stream = raw or (lambda index: torch.cuda.current_stream(index).cuda_stream)
+    _Tensor = torch.Tensor
+    _torch = torch
+    return True
+
+
+def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducible: bool, want_values: bool) -> Any:
+    facts = _TORCH_DTYPES.get(x.dtype)
+    if facts is None:
+        from ._arrays import _unsupported
+
+        raise _unsupported(x.dtype)
+    if not x.is_cuda:
+        raise ValueError(
+            f"the input is a PyTorch tensor on {x.device}: reduce_rs reduces CUDA tensors "
+            "(move it with .cuda(), or pass a NumPy array with .numpy())"
+        )
+    if not x.is_contiguous():
+        x = x.contiguous()
+    name, code, results_of = facts
+    if dim is None:
+        layout, rows, cols, shape, results, move = WHOLE, 0, 0, (1,) * x.dim() if keepdim else (), 1, None
+    else:
+        layout, rows, cols, shape, results, move = _dim_layout(x.shape, dim, keepdim)
+        if move is not None:
+            x = x.movedim(move, -1).contiguous()
+    _check_reproducible(op, layout, reproducible)
+    size = x.numel()
+    _check_nonempty(op, size, results, dim)
+    torch = _torch
+    device = x.get_device()
+    if op in _ARG:
+        pairs = torch.empty((results, 2), dtype=torch.int64, device=x.device)
+        if results:
+            _native.reduce_cuda(
+                OP_CODE[op], code, layout, x.data_ptr(), size, pairs.data_ptr(), device,
+                _raw_stream(device), rows, cols, 0, 0, False,
+            )
+        indices = pairs[:, 0].view(shape)
+        if not want_values:
+            return indices
+        width = x.element_size()
+        values = pairs.view(torch.uint8)[:, 8 : 8 + width].view(x.dtype)[:, 0].view(shape)
+        return ValuesIndices(values, indices)
+    dtype = results_of[op]
+    if out is None:
+        result = torch.empty(shape, dtype=dtype, device=x.device)
+    else:
+        if (
+            type(out) is not _Tensor
+            or out.dtype != dtype
+            or tuple(out.shape) != tuple(shape)
+            or out.device != x.device
+            or not out.is_contiguous()
+        ):
+            raise ValueError(
+                f"out= must be a contiguous {dtype} tensor of shape {tuple(shape)} on {x.device}"
+            )
+        result = out
+    if size == 0 and op == "mean":
+        return result.fill_(math.nan)
+    if results:
+        _native.reduce_cuda(
+            OP_CODE[op], code, layout, x.data_ptr(), size, result.data_ptr(), device,
+            _raw_stream(device), rows, cols, 0, 0, reproducible,
+        )
+    return result
+
+
+# Every other array ------------------------------------------------------------------------------
 
 
 def _move_last(array: Array, d: int) -> Array:
@@ -170,71 +269,25 @@ def _move_last(array: Array, d: int) -> Array:
     return array._replace(obj=moved, ptr=ptr, shape=tuple(moved.shape))
 
 
-_NAMES = {"max": "amax", "min": "amin"}
-
-
-def _empty_reduction(op: str, what: str) -> ValueError:
-    return ValueError(
-        f"{_NAMES.get(op, op)}(): {what} has no elements to reduce (as in PyTorch: a sum of nothing is 0 and "
-        "a mean NaN, but there is no minimum, maximum or index of nothing)"
-    )
-
-
-def _check_out(out: Any, allocator: Allocator, plan: _Plan, dtype: str) -> None:
+def _check_out(out: Any, allocator: Allocator, shape: Tuple[int, ...], dtype: str) -> None:
     result = describe(out, "out")
     if result.kind != allocator.array.kind or result.device != allocator.array.device:
         raise ValueError("out= must be an array of the input's library, on the input's device")
-    if result.dtype != dtype or result.shape != plan.shape:
+    if result.dtype != dtype or result.shape != tuple(shape):
         raise ValueError(
-            f"out= must be a contiguous {dtype} array of shape {plan.shape}, "
+            f"out= must be a contiguous {dtype} array of shape {tuple(shape)}, "
             f"not {result.dtype} {result.shape}"
         )
     if result.obj is not out:
         raise ValueError("out= must be contiguous")
 
 
-def _run(
-    op: str,
-    array: Array,
-    plan: _Plan,
-    out_ptr: int,
-    values_ptr: int = 0,
-    indices_ptr: int = 0,
-    offsets: int = 0,
-    segments: int = 0,
-    reproducible: bool = False,
-) -> None:
-    if array.kind == "host":
-        _native.reduce_host(
-            op,
-            array.dtype,
-            plan.layout,
-            array.ptr,
-            array.size,
-            values_ptr,
-            indices_ptr,
-            rows=plan.rows,
-            cols=plan.cols,
-            offsets=offsets,
-            segments=segments,
-            reproducible=reproducible,
-        )
-    else:
-        _native.reduce_cuda(
-            op,
-            array.dtype,
-            plan.layout,
-            array.ptr,
-            array.size,
-            out_ptr,
-            array.device,
-            array.stream,
-            rows=plan.rows,
-            cols=plan.cols,
-            offsets=offsets,
-            segments=segments,
-            reproducible=reproducible,
-        )
+def _run_cuda(op: str, array: Array, layout: int, rows: int, cols: int, output: int,
+              offsets: int = 0, segments: int = 0, reproducible: bool = False) -> None:
+    _native.reduce_cuda(
+        OP_CODE[op], DTYPE_CODE[array.dtype], layout, array.ptr, array.size, output,
+        array.device, array.stream, rows, cols, offsets, segments, reproducible,
+    )
 
 
 def _empty_value(op: str, dtype: str) -> float:
@@ -251,91 +304,68 @@ def _empty_value(op: str, dtype: str) -> float:
     return math.inf if floating else numpy.iinfo(dtype).max
 
 
-def _reduce(
-    op: str,
-    x: Any,
-    dim: Dim,
-    keepdim: bool,
-    out: Any = None,
-    reproducible: bool = False,
-    want_values: bool = False,
-) -> Any:
+def _reduce(op: str, x: Any, dim: Dim, keepdim: bool, out: Any = None,
+            reproducible: bool = False, want_values: bool = False) -> Any:
+    if type(x) is _Tensor or (_torch is None and _torch_ready() and type(x) is _Tensor):
+        return _reduce_torch(op, x, dim, keepdim, out, reproducible, want_values)
     array = describe(x)
-    plan, array = _plan(array, dim, keepdim)
-    if reproducible and (plan.layout != "whole" or op not in ("sum", "mean")):
-        raise NotImplementedError(
-            "reproducible=True covers sums and means of whole arrays (dim=None) for now"
-        )
-    arg = op in ("argmin", "argmax")
-    size = array.size
-    if plan.results > 0 and op not in ("sum", "mean"):
-        reduced = size // plan.results if plan.results else 0
-        if size == 0 or reduced == 0:
-            raise _empty_reduction(op, "the reduced dimension" if dim is not None else "the input")
-    allocator = Allocator(array)
-    dtype = _result_dtype(op, array.dtype)
+    layout, rows, cols, shape, results, move = _dim_layout(array.shape, dim, keepdim)
+    if move is not None:
+        array = _move_last(array, move)
+    _check_reproducible(op, layout, reproducible)
+    _check_nonempty(op, array.size, results, dim)
+    dtype = result_dtype(op, array.dtype)
+    arg = op in _ARG
     if array.kind == "host":
-        return _reduce_host(op, array, plan, dtype, arg, want_values, out, reproducible)
+        return _reduce_host(op, array, (layout, rows, cols, shape, results), dtype, arg,
+                            want_values, out, reproducible)
+    allocator = Allocator(array)
     if arg:
-        pairs = allocator.pairs(plan.results)
-        if plan.results:
-            _run(op, array, plan, allocator.ptr(pairs))
-        values, indices = allocator.arg_views(pairs, plan.shape, array.dtype)
+        pairs = allocator.pairs(results)
+        if results:
+            _run_cuda(op, array, layout, rows, cols, allocator.ptr(pairs))
+        values, indices = allocator.arg_views(pairs, shape, array.dtype)
         if want_values:
             return ValuesIndices(allocator.wrap(values), allocator.wrap(indices))
         return allocator.wrap(indices)
     if out is not None:
-        _check_out(out, allocator, plan, dtype)
+        _check_out(out, allocator, shape, dtype)
         result = out
     else:
-        result = allocator.empty(plan.shape, dtype)
-    if op == "mean" and size == 0:
+        result = allocator.empty(shape, dtype)
+    if op == "mean" and array.size == 0:
         return allocator.wrap(allocator.fill(result, math.nan))
-    if plan.results:
-        _run(op, array, plan, allocator.ptr(result), reproducible=reproducible)
+    if results:
+        _run_cuda(op, array, layout, rows, cols, allocator.ptr(result), reproducible=reproducible)
     return allocator.wrap(result)
 
 
-def _reduce_host(
-    op: str,
-    array: Array,
-    plan: _Plan,
-    dtype: str,
-    arg: bool,
-    want_values: bool,
-    out: Any,
-    reproducible: bool,
-    offsets: int = 0,
-    segments: int = 0,
-) -> Any:
+def _reduce_host(op: str, array: Array, plan: tuple, dtype: str, arg: bool, want_values: bool,
+                 out: Any, reproducible: bool, offsets: int = 0, segments: int = 0) -> Any:
     import numpy
 
+    layout, rows, cols, shape, results = plan
     value_type = array.dtype if arg else dtype
     if value_type == "bfloat16":
         raise TypeError("NumPy has no bfloat16: reduce bfloat16 arrays as PyTorch tensors")
     if out is not None and not arg:
-        if not isinstance(out, numpy.ndarray) or out.dtype.name != dtype or out.shape != plan.shape:
-            raise ValueError(f"out= must be a NumPy {dtype} array of shape {plan.shape}")
+        if not isinstance(out, numpy.ndarray) or out.dtype.name != dtype or out.shape != tuple(shape):
+            raise ValueError(f"out= must be a NumPy {dtype} array of shape {tuple(shape)}")
         if not out.flags.c_contiguous:
             raise ValueError("out= must be contiguous")
         values = out
     else:
-        values = numpy.empty(plan.shape, dtype=value_type)
+        values = numpy.empty(shape, dtype=value_type)
     values.fill(_empty_value(op, value_type))
-    indices = numpy.full(plan.shape, -1, dtype=numpy.int64) if arg else None
-    if plan.results:
-        _run(
-            op,
-            array,
-            plan,
-            0,
+    indices = numpy.full(shape, -1, dtype=numpy.int64) if arg else None
+    if results:
+        _native.reduce_host(
+            OP_CODE[op], DTYPE_CODE[array.dtype], layout, array.ptr, array.size,
             values.__array_interface__["data"][0],
             indices.__array_interface__["data"][0] if arg else 0,
-            offsets=offsets,
-            segments=segments,
-            reproducible=reproducible,
+            rows, cols, offsets, segments, reproducible,
         )
-    if plan.shape == () and out is None:
+    if tuple(shape) == () and out is None:
         # As NumPy's own reductions: a scalar, not a 0-d array.
         values, indices = values[()], indices[()] if arg else None
     if arg:
@@ -408,36 +438,30 @@ def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: b
         raise ValueError(f"values must be one-dimensional, not of shape {array.shape}")
     host_offsets, device_offsets = _offsets(offsets, array, validate)
     count = device_offsets[1] if device_offsets is not None else len(host_offsets) - 1
-    plan = _Plan("segments", 0, 0, (count,), count)
-    arg = op in ("argmin", "argmax")
-    dtype = _result_dtype(op, array.dtype)
+    plan = (SEGMENTS, 0, 0, (count,), count)
+    arg = op in _ARG
+    dtype = result_dtype(op, array.dtype)
     if array.kind == "host":
         import numpy
 
         keep = numpy.ascontiguousarray(host_offsets, dtype=numpy.int64)
         return _reduce_host(
-            op,
-            array,
-            plan,
-            dtype,
-            arg,
-            want_values,
-            None,
-            False,
-            offsets=keep.__array_interface__["data"][0],
-            segments=count,
+            op, array, plan, dtype, arg, want_values, None, False,
+            offsets=keep.__array_interface__["data"][0], segments=count,
         )
     allocator = Allocator(array)
     offsets_ptr = device_offsets[0]
     if arg:
         pairs = allocator.pairs(count)
         if count:
-            _run(op, array, plan, allocator.ptr(pairs), offsets=offsets_ptr, segments=count)
-        vals, indices = allocator.arg_views(pairs, plan.shape, array.dtype)
-        return ValuesIndices(allocator.wrap(vals), allocator.wrap(indices)) if want_values else allocator.wrap(indices)
-    result = allocator.empty(plan.shape, dtype)
+            _run_cuda(op, array, SEGMENTS, 0, 0, allocator.ptr(pairs), offsets_ptr, count)
+        vals, indices = allocator.arg_views(pairs, (count,), array.dtype)
+        if want_values:
+            return ValuesIndices(allocator.wrap(vals), allocator.wrap(indices))
+        return allocator.wrap(indices)
+    result = allocator.empty((count,), dtype)
     if count:
-        _run(op, array, plan, allocator.ptr(result), offsets=offsets_ptr, segments=count)
+        _run_cuda(op, array, SEGMENTS, 0, 0, allocator.ptr(result), offsets_ptr, count)
     return allocator.wrap(result)
 
 

@@ -13,20 +13,8 @@ import sys
 from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple
 
 from . import _native
-
-#: The element types the kernels have, by their NumPy/PyTorch names.
-DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "uint32", "int64", "uint64")
-
-_ITEMSIZE = {
-    "float32": 4,
-    "float64": 8,
-    "float16": 2,
-    "bfloat16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "int64": 8,
-    "uint64": 8,
-}
+from ._codes import DTYPES
+from ._codes import ITEMSIZE as _ITEMSIZE
 
 # __cuda_array_interface__ / __array_interface__ type strings.
 _TYPESTR = {
@@ -38,10 +26,6 @@ _TYPESTR = {
     "<i8": "int64",
     "<u8": "uint64",
 }
-
-
-def itemsize(dtype: str) -> int:
-    return _ITEMSIZE[dtype]
 
 
 def _unsupported(dtype: Any) -> TypeError:

@@ -29,13 +29,19 @@ enum Layout {
 }
 
 impl Layout {
-    fn parse(kind: &str, rows: usize, cols: usize, offsets: u64, count: usize) -> PyResult<Self> {
+    /// The layout of code `kind` (`reduce_rs/_codes.py`: 0 whole, 1 rows, 2 columns, 3
+    /// segments).
+    fn parse(kind: u8, rows: usize, cols: usize, offsets: u64, count: usize) -> PyResult<Self> {
         Ok(match kind {
-            "whole" => Layout::Whole,
-            "rows" => Layout::Rows { rows, cols },
-            "columns" => Layout::Columns { rows, cols },
-            "segments" => Layout::Segments { offsets, count },
-            other => return Err(PyValueError::new_err(format!("unknown layout `{other}`"))),
+            0 => Layout::Whole,
+            1 => Layout::Rows { rows, cols },
+            2 => Layout::Columns { rows, cols },
+            3 => Layout::Segments { offsets, count },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown layout code {other}"
+                )));
+            }
         })
     }
 
@@ -125,74 +131,74 @@ fn reducer_for(device: usize, stream: usize, reproducible: bool) -> PyResult<Arc
     Ok(reducer)
 }
 
-/// Calls `$body` with `$t` the element type named `$dtype`.
+/// Calls `$body` with `$t` the element type of code `$dtype`: its index in
+/// `reduce_rs/_codes.py`'s `DTYPES` (numbers, not names: a call from Python converts no
+/// string).
 macro_rules! with_element {
     ($dtype:expr, $t:ident => $body:expr) => {
         match $dtype {
-            "float32" => {
+            0 => {
                 type $t = f32;
                 $body
             }
-            "float64" => {
+            1 => {
                 type $t = f64;
                 $body
             }
-            "int32" => {
+            4 => {
                 type $t = i32;
                 $body
             }
-            "uint32" => {
+            5 => {
                 type $t = u32;
                 $body
             }
-            "int64" => {
+            6 => {
                 type $t = i64;
                 $body
             }
-            "uint64" => {
+            7 => {
                 type $t = u64;
                 $body
             }
-            "float16" => {
+            2 => {
                 type $t = f16;
                 $body
             }
-            "bfloat16" => {
+            3 => {
                 type $t = bf16;
                 $body
             }
-            other => Err(PyTypeError::new_err(format!(
-                "reduce_rs has no kernels for dtype {other} (float32, float64, float16, bfloat16, int32, uint32, int64, uint64)"
-            ))),
+            other => Err(PyTypeError::new_err(format!("unknown dtype code {other}"))),
         }
     };
 }
 
-/// Calls `$body` with `$o` the operation named `$op`.
+/// Calls `$body` with `$o` the operation of code `$op` (`reduce_rs/_codes.py`'s `OPS`).
 macro_rules! with_operation {
     ($op:expr, $o:ident => $body:expr) => {
         match $op {
-            "sum" => {
+            0 => {
                 type $o = Sum;
                 $body
             }
-            "mean" => {
+            1 => {
                 type $o = Mean;
                 $body
             }
-            "min" => {
+            2 => {
                 type $o = Min;
                 $body
             }
-            "max" => {
+            3 => {
                 type $o = Max;
                 $body
             }
-            "argmin" => {
+            4 => {
                 type $o = ArgMin;
                 $body
             }
-            "argmax" => {
+            5 => {
                 type $o = ArgMax;
                 $body
             }
@@ -245,12 +251,11 @@ fn enqueue<T: Element, O: Operation<T> + Default>(
 /// Reduces an array in GPU memory on `stream`, writing the results to GPU memory at `output`
 /// (see the module docs). The arrays are the caller's: nothing is allocated, nothing waits.
 #[pyfunction]
-#[pyo3(signature = (op, dtype, layout, input, length, output, device, stream, rows=0, cols=0, offsets=0, segments=0, reproducible=false))]
 #[allow(clippy::too_many_arguments)]
 fn reduce_cuda(
-    op: &str,
-    dtype: &str,
-    layout: &str,
+    op: u8,
+    dtype: u8,
+    layout: u8,
     input: u64,
     length: usize,
     output: u64,
@@ -378,13 +383,12 @@ fn host_reducer(reproducible: bool) -> PyResult<Arc<Reducer>> {
 /// Reduces an array in host memory (NumPy) and writes the results to the host arrays at
 /// `values` (and `indices` for argmin/argmax), on GPU 0 or the simulator.
 #[pyfunction]
-#[pyo3(signature = (op, dtype, layout, input, length, values, indices=0, rows=0, cols=0, offsets=0, segments=0, reproducible=false))]
 #[allow(clippy::too_many_arguments)]
 fn reduce_host(
     py: Python<'_>,
-    op: &str,
-    dtype: &str,
-    layout: &str,
+    op: u8,
+    dtype: u8,
+    layout: u8,
     input: usize,
     length: usize,
     values: usize,
@@ -397,10 +401,9 @@ fn reduce_host(
 ) -> PyResult<()> {
     let layout = Layout::parse(layout, rows, cols, offsets, segments)?;
     let reducer = host_reducer(reproducible)?;
-    let (op, dtype) = (op.to_string(), dtype.to_string());
     // The simulator can take a while: other Python threads run meanwhile.
     py.detach(move || {
-        with_element!(dtype.as_str(), T => with_operation!(op.as_str(), O => {
+        with_element!(dtype, T => with_operation!(op, O => {
             reduce_in_host::<T, O>(&reducer, layout, (input, length), (values, indices))
         }))
     })

@@ -1,0 +1,61 @@
+"""Where the host time of one call goes: each piece of a reduce_rs call timed on its own, over
+many calls back to back (no synchronisation inside the loop; the GPU keeps up with these
+small launches, so the time is the host's), beside PyTorch's own call.
+
+    python python/bench/overhead.py [--calls 20000]
+"""
+
+import argparse
+import time
+
+import torch
+
+import reduce_rs
+from reduce_rs import _native
+
+
+def per_call_us(fn, calls):
+    for _ in range(100):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20000)
+    calls = parser.parse_args().calls
+    x = torch.randn(1024, device="cuda")
+    rows = torch.randn(64, 128256, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty((), device="cuda")
+    pairs = torch.empty((64, 2), dtype=torch.int64, device="cuda")
+    device = x.get_device()
+    stream = torch._C._cuda_getCurrentRawStream(device)
+    pieces = [
+        ("torch.sum(x) [1024 f32]", lambda: torch.sum(x)),
+        ("reduce_rs.sum(x)", lambda: reduce_rs.sum(x)),
+        ("reduce_rs.sum(x, out=out)", lambda: reduce_rs.sum(x, out=out)),
+        ("_native.reduce_cuda (whole, preallocated)",
+         lambda: _native.reduce_cuda(0, 0, 0, x.data_ptr(), 1024, out.data_ptr(), device, stream, 0, 0, 0, 0, False)),
+        ("torch.empty((), f32, cuda)", lambda: torch.empty((), dtype=torch.float32, device=x.device)),
+        ("x.data_ptr() + x.get_device() + raw stream",
+         lambda: (x.data_ptr(), x.get_device(), torch._C._cuda_getCurrentRawStream(device))),
+        ("torch.argmax(rows, -1) [64×128256 bf16]", lambda: torch.argmax(rows, dim=-1)),
+        ("reduce_rs.argmax(rows, dim=-1)", lambda: reduce_rs.argmax(rows, dim=-1)),
+        ("_native.reduce_cuda (rows argmax, preallocated)",
+         lambda: _native.reduce_cuda(5, 3, 1, rows.data_ptr(), rows.numel(), pairs.data_ptr(), device, stream, 64, 128256, 0, 0, False)),
+        ("pairs[:, 0].view((64,))", lambda: pairs[:, 0].view((64,))),
+        ("torch.max(rows, -1)", lambda: torch.max(rows, dim=-1)),
+        ("reduce_rs.max(rows, dim=-1)", lambda: reduce_rs.max(rows, dim=-1)),
+    ]
+    print(f"# {torch.cuda.get_device_name()}, host µs per call over {calls} calls")
+    for name, fn in pieces:
+        print(f"{per_call_us(fn, calls):8.2f}  {name}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
