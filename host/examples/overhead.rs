@@ -5,6 +5,10 @@
 //! 2. Wall-clock time of "reduce and bring the scalar home": `Reducer::sum` on a `CudaSlice`
 //!    (`std::time::Instant` around the call, median), to compare with CUB + `cudaMemcpy`
 //!    measured the same way by `bench/cuda/roundtrip.cu`.
+//! 3. Host time per call of 1024 elements (many calls back to back, no synchronisation inside:
+//!    the GPU keeps up, so the time is the host's): `reduce_into` on a `CudaSlice` and on an
+//!    `ExternalBuffer` (as the Python package calls it), the library's bare enqueue, and the
+//!    bare driver launch of the same kernel.
 //!
 //! ```sh
 //! cargo run --release -p host --example overhead -- --sizes 2^20,2^25
@@ -18,7 +22,8 @@ use host::timing::{Timer, Timing, median};
 use reduce_rs::internals::Target;
 use reduce_rs::ops::Sum;
 use reduce_rs::plan::{self, Sizes};
-use reduce_rs::{Reducer, Version};
+use reduce_rs::internals::Pointers;
+use reduce_rs::{ExternalBuffer, Reducer, Version};
 use std::time::Instant;
 
 #[derive(Parser)]
@@ -111,5 +116,77 @@ fn main() -> Result<()> {
             args.repeat
         );
     }
+    host_time_per_call(&reducer)?;
+    Ok(())
+}
+
+/// Part 3: host µs per call, 1024 f32 elements, over `CALLS` calls.
+fn host_time_per_call(reducer: &Reducer) -> Result<()> {
+    const CALLS: usize = 20_000;
+    const N: usize = 1024;
+    let gpu = reducer.gpu_backend().context("a GPU")?;
+    let stream = reducer.stream().context("a GPU")?.clone();
+    let input = stream.clone_htod(&vec![1.0f32; N])?;
+    let mut output = stream.alloc_zeros::<f32>(1)?;
+    let (input_ptr, output_ptr) = {
+        let (i, _) = cudarc::driver::DevicePtr::device_ptr(&input, &stream);
+        let (o, _) = cudarc::driver::DevicePtr::device_ptr(&output, &stream);
+        (i, o)
+    };
+    let per_call = |what: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        for _ in 0..100 {
+            f()?;
+        }
+        stream.synchronize()?;
+        let started = Instant::now();
+        for _ in 0..CALLS {
+            f()?;
+        }
+        stream.synchronize()?;
+        let us = started.elapsed().as_secs_f64() * 1e6 / CALLS as f64;
+        println!("{what} (host time per call),{N},{us:.3},{CALLS}");
+        Ok(())
+    };
+    per_call("Reducer::reduce_into on a CudaSlice", &mut || {
+        Ok(reducer.reduce_into(Sum, &input, &mut output)?)
+    })?;
+    // SAFETY: the buffers above, alive for the whole measurement, on the reducer's stream.
+    let external_in = unsafe { ExternalBuffer::<f32>::new(input_ptr, N, &stream) };
+    let mut external_out = unsafe { ExternalBuffer::<f32>::new(output_ptr, 1, &stream) };
+    per_call("Reducer::reduce_into on an ExternalBuffer", &mut || {
+        Ok(reducer.reduce_into(Sum, &external_in, &mut external_out)?)
+    })?;
+    let version = Version::fastest();
+    let block = version.tuned_block(N);
+    let name = plan::entry_name::<f32, Sum>(version, block);
+    let sizes = Sizes::of::<f32, Sum>();
+    let (function, passes) = gpu.plan(version, &name, N, block, sizes, None)?;
+    let target = Target {
+        input: input_ptr,
+        len: N,
+        output: output_ptr,
+        output_len: 1,
+    };
+    per_call("the library's bare enqueue (planned once)", &mut || {
+        Ok(gpu.enqueue(&name, &function, &passes, sizes, target)?)
+    })?;
+    let counters = gpu.results_buffer(64)?;
+    let pointers = Pointers {
+        input: input_ptr,
+        partials: counters + 16,
+        retired: counters,
+        output: output_ptr,
+        offsets: 0,
+    };
+    let params = kernels_gpu::params::Params {
+        len: N as u64,
+        partials_len: 1,
+        retired_len: 1,
+        output_len: 1,
+        ..Default::default()
+    };
+    per_call("one driver launch of the same kernel", &mut || {
+        Ok(gpu.launch(&name, &function, passes[0].shape, pointers, params)?)
+    })?;
     Ok(())
 }

@@ -34,6 +34,7 @@ def main():
     out = torch.empty((), device="cuda")
     pairs = torch.empty((64, 2), dtype=torch.int64, device="cuda")
     device = x.get_device()
+    cuda = x.device
     stream = torch._C._cuda_getCurrentRawStream(device)
     pieces = [
         ("torch.sum(x) [1024 f32]", lambda: torch.sum(x)),
@@ -41,7 +42,13 @@ def main():
         ("reduce_rs.sum(x, out=out)", lambda: reduce_rs.sum(x, out=out)),
         ("_native.reduce_cuda (whole, preallocated)",
          lambda: _native.reduce_cuda(0, 0, 0, x.data_ptr(), 1024, out.data_ptr(), device, stream, 0, 0, 0, 0, False)),
-        ("torch.empty((), f32, cuda)", lambda: torch.empty((), dtype=torch.float32, device=x.device)),
+        ("torch.empty((), f32, device=x.device)", lambda: torch.empty((), dtype=torch.float32, device=x.device)),
+        ("torch.empty((), f32, device=<cached device>)", lambda: torch.empty((), dtype=torch.float32, device=cuda)),
+        ("torch.empty((), f32, device=0)", lambda: torch.empty((), dtype=torch.float32, device=0)),
+        ("x.new_empty(())", lambda: x.new_empty(())),
+        ("x.new_empty((), dtype=f32)", lambda: x.new_empty((), dtype=torch.float32)),
+        ("torch.empty((), f32) [CPU, reference]", lambda: torch.empty((), dtype=torch.float32)),
+        ("x.add_(0) [a launch through PyTorch, no allocation]", lambda: x.add_(0)),
         ("x.data_ptr() + x.get_device() + raw stream",
          lambda: (x.data_ptr(), x.get_device(), torch._C._cuda_getCurrentRawStream(device))),
         ("torch.argmax(rows, -1) [64×128256 bf16]", lambda: torch.argmax(rows, dim=-1)),
@@ -49,6 +56,9 @@ def main():
         ("_native.reduce_cuda (rows argmax, preallocated)",
          lambda: _native.reduce_cuda(5, 3, 1, rows.data_ptr(), rows.numel(), pairs.data_ptr(), device, stream, 64, 128256, 0, 0, False)),
         ("pairs[:, 0].view((64,))", lambda: pairs[:, 0].view((64,))),
+        ("pairs[:, 0]", lambda: pairs[:, 0]),
+        ("pairs.select(1, 0)", lambda: pairs.select(1, 0)),
+        ("pairs.as_strided((64,), (2,))", lambda: pairs.as_strided((64,), (2,))),
         ("torch.max(rows, -1)", lambda: torch.max(rows, dim=-1)),
         ("reduce_rs.max(rows, dim=-1)", lambda: reduce_rs.max(rows, dim=-1)),
     ]

@@ -210,21 +210,26 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
     torch = _torch
     device = x.get_device()
     if op in _ARG:
-        pairs = torch.empty((results, 2), dtype=torch.int64, device=x.device)
+        pairs = x.new_empty((results, 2), dtype=torch.int64)
         if results:
             _native.reduce_cuda(
                 OP_CODE[op], code, layout, x.data_ptr(), size, pairs.data_ptr(), device,
                 _raw_stream(device), rows, cols, 0, 0, False,
             )
-        indices = pairs[:, 0].view(shape)
+        # The pairs seen as the result's shape: every other int64 is an index (one
+        # as_strided: PyTorch's slicing and view calls cost microseconds each).
+        strides = _pair_strides(shape, 2)
+        indices = pairs.as_strided(shape, strides)
         if not want_values:
             return indices
-        width = x.element_size()
-        values = pairs.view(torch.uint8)[:, 8 : 8 + width].view(x.dtype)[:, 0].view(shape)
+        per_pair = 16 // x.element_size()
+        values = pairs.view(x.dtype).as_strided(
+            shape, _pair_strides(shape, per_pair), 8 // x.element_size()
+        )
         return ValuesIndices(values, indices)
     dtype = results_of[op]
     if out is None:
-        result = torch.empty(shape, dtype=dtype, device=x.device)
+        result = x.new_empty(shape, dtype=dtype)
     else:
         if (
             type(out) is not _Tensor
@@ -245,6 +250,16 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
             _raw_stream(device), rows, cols, 0, 0, reproducible,
         )
     return result
+
+
+def _pair_strides(shape: Tuple[int, ...], per_pair: int) -> Tuple[int, ...]:
+    """Strides, in elements, of ``shape`` laid over consecutive 16-byte (index, value) pairs
+    of ``per_pair`` elements each."""
+    strides, step = [], per_pair
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
 
 
 # Every other array ------------------------------------------------------------------------------
