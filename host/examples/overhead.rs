@@ -19,10 +19,9 @@ use clap::Parser;
 use cudarc::driver::CudaSlice;
 use host::bench::parse_sizes;
 use host::timing::{Timer, Timing, median};
-use reduce_rs::internals::Target;
+use reduce_rs::backend::gpu::{Gpu, Pointers};
 use reduce_rs::ops::Sum;
-use reduce_rs::plan::{self, Sizes};
-use reduce_rs::internals::Pointers;
+use reduce_rs::plan::{self, Job, Sizes, Work};
 use reduce_rs::{ExternalBuffer, Reducer, Version};
 use std::time::Instant;
 
@@ -64,11 +63,7 @@ fn main() -> Result<()> {
         let mut output = stream.alloc_zeros::<f32>(1)?;
 
         // The bare launch: the same kernel and shape the library picks, enqueued directly.
-        let version = Version::fastest();
-        let block = version.tuned_block(n);
-        let name = plan::entry_name::<f32, Sum>(version, block);
-        let sizes = Sizes::of::<f32, Sum>();
-        let (function, passes) = gpu.plan(version, &name, n, block, sizes, None)?;
+        let job = planned(gpu, n)?;
         let result = gpu.result_buffer()?;
         let addresses: Vec<u64> = inputs
             .iter()
@@ -78,13 +73,7 @@ fn main() -> Result<()> {
             })
             .collect();
         let bare = timer.time(timing, |run| {
-            let target = Target {
-                input: addresses[run % addresses.len()],
-                len: n,
-                output: result,
-                output_len: 1,
-            };
-            Ok(gpu.enqueue(&name, &function, &passes, sizes, target)?)
+            Ok(gpu.run(&job, addresses[run % addresses.len()], result)?)
         })?;
         let api = timer.time(timing, |run| {
             Ok(reducer.reduce_into(Sum, &inputs[run % inputs.len()], &mut output)?)
@@ -156,20 +145,15 @@ fn host_time_per_call(reducer: &Reducer) -> Result<()> {
     per_call("Reducer::reduce_into on an ExternalBuffer", &mut || {
         Ok(reducer.reduce_into(Sum, &external_in, &mut external_out)?)
     })?;
-    let version = Version::fastest();
-    let block = version.tuned_block(N);
-    let name = plan::entry_name::<f32, Sum>(version, block);
-    let sizes = Sizes::of::<f32, Sum>();
-    let (function, passes) = gpu.plan(version, &name, N, block, sizes, None)?;
-    let target = Target {
-        input: input_ptr,
-        len: N,
-        output: output_ptr,
-        output_len: 1,
-    };
+    let job = planned(gpu, N)?;
     per_call("the library's bare enqueue (planned once)", &mut || {
-        Ok(gpu.enqueue(&name, &function, &passes, sizes, target)?)
+        Ok(gpu.run(&job, input_ptr, output_ptr)?)
     })?;
+    let Work::Passes { passes, .. } = &job.work else {
+        unreachable!("v8 plans passes");
+    };
+    let first = job.first_launch();
+    let (function, _) = gpu.kernel(&job.kernel, first.block, first.shared_bytes)?;
     let counters = gpu.results_buffer(64)?;
     let pointers = Pointers {
         input: input_ptr,
@@ -186,7 +170,17 @@ fn host_time_per_call(reducer: &Reducer) -> Result<()> {
         ..Default::default()
     };
     per_call("one driver launch of the same kernel", &mut || {
-        Ok(gpu.launch(&name, &function, passes[0].shape, pointers, params)?)
+        Ok(gpu.launch(&job.kernel, &function, passes[0].shape, pointers, params)?)
     })?;
     Ok(())
+}
+
+/// The job the library plans for an f32 sum of `n` elements with v8 on `gpu`.
+fn planned(gpu: &Gpu, n: usize) -> Result<Job<'static>> {
+    let version = Version::fastest();
+    let block = version.tuned_block(n);
+    let name = plan::entry_name::<f32, Sum>(version, block);
+    let shared = plan::shared_bytes(version, block, Sizes::of::<f32, Sum>());
+    let resident = gpu.resident(&name, block, shared, None)?;
+    Ok(plan::whole::<f32, Sum>(version, n, block, resident)?)
 }

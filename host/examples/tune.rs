@@ -18,8 +18,8 @@ use host::element::{DType, HostElement};
 use host::input::{Pattern, generate};
 use host::timing::{Timer, Timing};
 use host::with_dtype_and_op;
-use reduce_rs::internals::{DeviceBuffer, Gpu, Pointers};
-use reduce_rs::plan::{self, LaunchShape, Pass, Sizes};
+use reduce_rs::backend::gpu::{DeviceBuffer, Gpu, Pointers};
+use reduce_rs::plan::{self, Job, LaunchShape, Pass, Sizes, Work};
 use reduce_rs::{Operation, Reducer, Version};
 use std::path::PathBuf;
 
@@ -127,7 +127,7 @@ fn sweep<T: HostElement, O: Operation<T>>(
         let name = plan::entry_name::<T, O>(version, block);
         let sizes = Sizes::of::<T, O>();
         let shared = plan::shared_bytes(version, block, sizes);
-        let (function, resident) = gpu.kernel(&name, block, shared)?;
+        let resident = gpu.resident(&name, block, shared, None)?;
         for &grid in &args.grids {
             let passes = if grid == 0 {
                 plan::passes(version, n, block, sizes, resident)?
@@ -147,8 +147,17 @@ fn sweep<T: HostElement, O: Operation<T>>(
                     version.name()
                 );
             }
-            let run =
-                timer.reduce_passes::<T, O>(&name, &function, &passes, &pointers, n, timing)?;
+            let job = Job {
+                kernel: name.clone(),
+                len: n,
+                result_bytes: size_of::<O::Device>(),
+                work: Work::Passes {
+                    passes: passes.clone(),
+                    sizes,
+                    results: 1,
+                },
+            };
+            let run = timer.reduce_job::<T, O>(&job, &pointers, timing)?;
             line(block, passes[0].shape.grid.to_string(), run.to_result_ms);
         }
     }

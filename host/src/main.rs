@@ -283,7 +283,7 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
 
 /// What `--reproducible` changes for this type and operation.
 fn reproducible_line(dtype: reduce_rs::DType, op: reduce_rs::OpKind) -> String {
-    match reduce_rs::reproducible::kernel_for(dtype, op) {
+    match reduce_rs::plan::reproducible::kernel_for(dtype, op) {
         Some(kernel) => format!(
             "reproducible: {dtype} {op} runs {kernel} instead of the version's kernel: the same bits on any GPU, grid, block size and split of the input"
         ),

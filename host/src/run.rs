@@ -8,7 +8,7 @@ use crate::reference::{Checked, Verdict};
 use crate::timing::{Timer, Timing};
 use crate::with_dtype_and_op;
 use anyhow::{Context, Result, bail};
-use reduce_rs::internals::Gpu;
+use reduce_rs::backend::gpu::Gpu;
 use reduce_rs::plan::{self, Pass, Sizes};
 use reduce_rs::{
     BackendInfo, GpuUnavailable, Reducer, SIM_MULTIPROCESSORS, Schedule, SimReport, Version,

@@ -8,9 +8,9 @@ use crate::timing::{Timer, Timing};
 use anyhow::{Context, Result, bail};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use reduce_rs::internals::SegmentOffsets;
-use reduce_rs::plan::Sizes;
-use reduce_rs::shape::{ShapeKernel, ShapePlan};
+use reduce_rs::plan::SegmentOffsets;
+use reduce_rs::plan::shapes::{ShapeKernel, ShapePlan};
+use reduce_rs::plan::{Job, Sizes, Work};
 use reduce_rs::{Reducer, Shape};
 
 /// What to reduce each of, independent of the data.
@@ -259,7 +259,7 @@ pub fn run_timed<T: HostElement, O: Checked<T> + Default>(
 }
 
 /// A device copy of the input, for timing.
-pub struct GpuInput(reduce_rs::internals::DeviceBuffer);
+pub struct GpuInput(reduce_rs::backend::gpu::DeviceBuffer);
 
 impl GpuInput {
     pub fn new<T: HostElement>(reducer: &Reducer, input: &[T]) -> Result<GpuInput> {
@@ -285,7 +285,6 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
 ) -> Result<ShapeRun> {
     let gpu = reducer.gpu_backend().context("timing needs the GPU")?;
     let timer = Timer::new(gpu)?;
-    let (function, _) = gpu.kernel(&kernel, plan.launch.block, plan.launch.shared_bytes)?;
     let shape = spec.shape();
     let results = shape.results();
     let bytes = results * size_of::<O::Device>();
@@ -303,35 +302,36 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
         Some(buffer) => SegmentOffsets::Device(buffer.ptr()),
         None => SegmentOffsets::None,
     };
-    let sizes = match *spec {
+    let (segments, segment_len) = match *spec {
         ShapeSpec::Rows { rows, cols } => (rows, cols),
         ShapeSpec::Columns { rows, cols } => (cols, rows),
         ShapeSpec::Segments { ref offsets } => (offsets.len() - 1, 0),
     };
+    let job = Job {
+        kernel: kernel.clone(),
+        len: input.len(),
+        result_bytes: size_of::<O::Device>(),
+        work: Work::Shape {
+            plan,
+            sizes: Sizes::of::<T, O>(),
+            offsets,
+            segments,
+            segment_len,
+            results,
+        },
+    };
     let ms = timer
         .time(timing, |run| {
-            Ok(gpu.enqueue_shape(
-                &kernel,
-                &function,
-                &plan,
-                Sizes::of::<T, O>(),
-                (inputs[run % inputs.len()], input.len()),
-                offsets,
-                sizes,
-                (output, results),
-            )?)
+            Ok(gpu.run(&job, inputs[run % inputs.len()], output)?)
         })
         .with_context(|| format!("timing {kernel}"))?;
     let raw = gpu.read_back_many(output, bytes)?;
     let got: Vec<O::Output> = raw
         .chunks_exact(size_of::<O::Device>())
         .enumerate()
-        .map(|(i, chunk)| {
-            if shape.len_of(i) == 0 {
-                O::empty()
-            } else {
-                O::output(reduce_rs::internals::device_value::<T, O>(chunk))
-            }
+        .map(|(i, chunk)| match shape.len_of(i) {
+            Some(0) | None => O::empty(),
+            Some(_) => O::output(reduce_rs::op::device_value::<T, O>(chunk)),
         })
         .collect();
     let verdict = check_each::<T, O>(input, spec, &plan, &got);

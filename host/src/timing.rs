@@ -12,10 +12,11 @@
 //! after its first pass, for the "first pass" column, and its "to the result" time is the
 //! outer two.
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg, sys};
-use reduce_rs::internals::{Gpu, Target, device_value};
-use reduce_rs::plan::{self, Pass, Sizes};
+use reduce_rs::backend::gpu::Gpu;
+use reduce_rs::op::device_value;
+use reduce_rs::plan::{self, Job, Pass, Sizes, Work};
 use reduce_rs::{Element, Operation, Reducer, Version};
 
 /// GPU time the pre-roll spins: more than the host needs to enqueue a timed run.
@@ -131,24 +132,24 @@ impl<'g> Timer<'g> {
         timing: Timing,
     ) -> Result<TimedRun<O::Device>> {
         let name = plan::entry_name::<T, O>(version, block);
-        let sizes = Sizes::of::<T, O>();
-        let (function, passes) = self
-            .gpu
-            .plan(version, &name, len, block, sizes, max_blocks)?;
-        self.reduce_passes::<T, O>(&name, &function, &passes, inputs, len, timing)
+        let shared = plan::shared_bytes(version, block, Sizes::of::<T, O>());
+        let resident = self.gpu.resident(&name, block, shared, max_blocks)?;
+        let job = plan::whole::<T, O>(version, len, block, resident)?;
+        self.reduce_job::<T, O>(&job, inputs, timing)
     }
 
-    /// [`Timer::reduce`] with the passes given (a tuner's own launch shapes).
-    pub fn reduce_passes<T: Element, O: Operation<T>>(
+    /// [`Timer::reduce`] of a job planned elsewhere (a tuner's own launch shapes): one event
+    /// after the first pass and one after the last.
+    pub fn reduce_job<T: Element, O: Operation<T>>(
         &self,
-        name: &str,
-        function: &CudaFunction,
-        passes: &[Pass],
+        job: &Job<'_>,
         inputs: &[u64],
-        len: usize,
         timing: Timing,
     ) -> Result<TimedRun<O::Device>> {
-        let sizes = Sizes::of::<T, O>();
+        let Work::Passes { passes, .. } = &job.work else {
+            bail!("{} is not a job of passes", job.kernel);
+        };
+        let name = &job.kernel;
         let output = self.gpu.result_buffer()?;
         let single = passes.len() == 1;
         let mut first_pass = Vec::new();
@@ -156,16 +157,10 @@ impl<'g> Timer<'g> {
         let mut first: Option<Vec<u8>> = None;
         let mut deterministic = true;
         for run in 0..(timing.warmup + timing.repeat) as usize {
-            let target = Target {
-                input: inputs[run % inputs.len()],
-                len,
-                output,
-                output_len: 1,
-            };
             self.preroll()?;
             self.record(0)?;
             self.gpu
-                .enqueue_observed(name, function, passes, sizes, target, |k| {
+                .run_observed(job, inputs[run % inputs.len()], output, |k| {
                     if k == 0 && !single {
                         self.record(1)
                             .map_err(|e| reduce_rs::Error::Kernels(format!("{e:#}")))?;

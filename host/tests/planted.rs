@@ -41,8 +41,8 @@ use kernels_gpu::ops::{Reduction, fold};
 use kernels_gpu::params::SimEntry;
 use kernels_gpu::params::{Launch, Params, Scratch, Segments};
 use reduce_rs::ops::{Max, Min, Sum};
+use reduce_rs::plan::shapes::ShapeKernel;
 use reduce_rs::plan::{self, Sizes};
-use reduce_rs::shape::ShapeKernel;
 use reduce_rs::{Error, Reducer, Schedule, Version};
 use simt::{Access, ErrorKind, LaunchConfig, Region, SimError};
 

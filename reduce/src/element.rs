@@ -182,10 +182,3 @@ impl Element for bf16 {
         bf16::from_bits(value.0)
     }
 }
-
-/// The bytes of `data`.
-pub(crate) fn bytes_of<T: Element>(data: &[T]) -> &[u8] {
-    // SAFETY: the sealed element types are plain data without padding; the slice covers exactly
-    // their memory.
-    unsafe { std::slice::from_raw_parts(data.as_ptr().cast(), size_of_val(data)) }
-}

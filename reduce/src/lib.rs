@@ -35,29 +35,29 @@
 //! first time it is used), so a crate that depends on this one builds with stable Rust and
 //! needs no CUDA toolkit: the driver is loaded at run time.
 
+pub mod backend;
+mod bytes;
 pub mod devices;
 mod element;
 mod error;
 mod external;
-mod gpu;
 mod input;
 pub mod op;
 pub mod plan;
 mod reducer;
 pub mod reproducible;
 pub mod shape;
-mod sim;
 mod version;
 
+pub use backend::gpu::DeviceInfo;
+pub use backend::sim::{SIM_MULTIPROCESSORS, SimReport};
 pub use element::{DType, Element};
 pub use error::{Error, GpuUnavailable, Result};
 pub use external::ExternalBuffer;
-pub use gpu::DeviceInfo;
 pub use input::{Input, Source};
 pub use op::{Arg, OpKind, Operation};
 pub use reducer::{BackendInfo, Reducer, gpu_available};
 pub use shape::Shape;
-pub use sim::{SIM_MULTIPROCESSORS, SimReport};
 pub use simt::{LaunchStats, Schedule, SimError};
 pub use version::Version;
 
@@ -69,12 +69,3 @@ pub mod ops {
 /// Re-exported so that users name the same types the library accepts.
 pub use cudarc;
 pub use half;
-
-#[doc(hidden)]
-pub mod internals {
-    //! For this project's own CLI and benchmark: the GPU backend's launch machinery.
-    pub use crate::gpu::kernels::KernelSource;
-    pub use crate::gpu::ptx;
-    pub use crate::gpu::{DeviceBuffer, Gpu, Pointers, SegmentOffsets, Target, probe};
-    pub use crate::reducer::device_value;
-}

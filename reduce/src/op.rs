@@ -14,6 +14,7 @@
 use crate::element::Element;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use kernels_gpu::ops as kernel;
+use kernels_gpu::ops::Reduction;
 use std::fmt;
 
 pub use kernels_gpu::ops::{ArgMax, ArgMin, Max, Mean, Min, Sum};
@@ -206,3 +207,21 @@ macro_rules! arg_op {
 }
 arg_op!(ArgMin, ArgMin);
 arg_op!(ArgMax, ArgMax);
+
+/// The result `O` left in `bytes` as a device buffer holds it (at least
+/// `size_of::<O::Device>()` of them): what a kernel wrote, read back.
+///
+/// ```
+/// use reduce_rs::{Arg, op::device_value, ops::ArgMax};
+/// let bytes = [7u64.to_ne_bytes(), 2.5f64.to_ne_bytes()].concat();
+/// assert_eq!(device_value::<f64, ArgMax>(&bytes), Arg { index: 7, value: 2.5 });
+/// ```
+pub fn device_value<T: Element, O: Operation<T>>(bytes: &[u8]) -> O::Device {
+    const {
+        assert!(
+            size_of::<O::Device>() == size_of::<<O as Reduction<T::Kernel>>::Out>(),
+            "the host's view of a result has the kernel's layout"
+        )
+    };
+    crate::bytes::read_value(bytes)
+}

@@ -55,14 +55,8 @@ fn test_python(root: &Path) -> Result<()> {
     let bin = venv.join("bin");
     run(
         "pip install numpy pytest",
-        Command::new(bin.join("python")).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "numpy",
-            "pytest",
-        ]),
+        Command::new(bin.join("python"))
+            .args(["-m", "pip", "install", "--quiet", "numpy", "pytest"]),
     )?;
     // Built by maturin (pyproject.toml) with the stable toolchain python/ pins, in its own
     // target directory: exactly what `pip install ./python` does for a user.
@@ -83,7 +77,10 @@ fn test_python(root: &Path) -> Result<()> {
     ] {
         install.env_remove(variable);
     }
-    run("pip install ./python (the wheel, built from the checkout)", &mut install)?;
+    run(
+        "pip install ./python (the wheel, built from the checkout)",
+        &mut install,
+    )?;
     // pytest from the repository root: the tests import the installed package, never the
     // source folder python/reduce_rs (which has no native module).
     run(

@@ -39,7 +39,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kernels_gpu::launch::BLOCK_SIZES;
 use output::write_results;
 use plan::{Planned, ROTATION_BYTES};
-use reduce_rs::internals::{DeviceBuffer, Gpu};
+use reduce_rs::backend::gpu::{DeviceBuffer, Gpu};
 use reduce_rs::ops::Sum;
 use reduce_rs::plan::{self as launch_plan, LaunchShape, Sizes};
 use reduce_rs::{Operation, Reducer, Version};
@@ -120,7 +120,7 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
         kernels: gpu.kernel_source().to_string(),
         kernels_cubin: matches!(
             gpu.kernel_source(),
-            reduce_rs::internals::KernelSource::File { cubin: true, .. }
+            reduce_rs::backend::gpu::kernels::KernelSource::File { cubin: true, .. }
         ),
         date_unix_seconds: SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -302,7 +302,7 @@ fn run_case<T: HostElement>(
     }
 
     // The reproducible sum (float types), right after the versions: the same rotation.
-    if reduce_rs::reproducible::kernel_for(dtype, reduce_rs::OpKind::Sum).is_some() {
+    if reduce_rs::plan::reproducible::kernel_for(dtype, reduce_rs::OpKind::Sum).is_some() {
         bar.set_message(format!("{dtype} {}: reproducible", size_label(n)));
         let row = base(Subject::Reproducible);
         let result = timer.reduce_reproducible::<T, Sum>(reducer, &pointers, n, options.timing);
@@ -343,7 +343,7 @@ pub(crate) fn read_probe<T: HostElement>(
     };
     let sink = gpu.copy_to_device(&[0u64; 2])?;
     timer.time(timing, |run| {
-        let pointers = reduce_rs::internals::Pointers {
+        let pointers = reduce_rs::backend::gpu::Pointers {
             input: inputs[run % inputs.len()],
             output: sink.ptr(),
             ..Default::default()

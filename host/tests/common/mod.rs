@@ -173,7 +173,7 @@ pub fn reproducible_cases(sizes: &[usize]) -> Vec<TestCase> {
     let mut cases = Vec::new();
     for dtype in DType::ALL {
         for op in OpKind::ALL {
-            if reduce_rs::reproducible::kernel_for(dtype, op).is_none() {
+            if reduce_rs::plan::reproducible::kernel_for(dtype, op).is_none() {
                 continue;
             }
             for &len in sizes {

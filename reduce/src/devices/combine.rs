@@ -27,10 +27,22 @@
 //! [`Rank::with_reproducible`]: crate::devices::Rank::with_reproducible
 
 use super::nccl::DataType;
+use crate::bytes::{read_value, value_bytes};
 use crate::element::{DType, Element};
+use crate::op::device_value;
 use crate::op::{OpKind, Operation};
-use crate::reducer::device_value;
-use crate::reducer::shards::{Partial, partial_bytes, read_value, value_bytes};
+use kernels_gpu::ops::Reduction;
+use kernels_gpu::shards::ShardPartial;
+
+/// The accumulator `O` hands between shards.
+pub(crate) type Acc<T, O> = <O as Reduction<<T as Element>::Kernel>>::Acc;
+/// What one shard hands to the others.
+pub(crate) type Partial<T, O> = ShardPartial<Acc<T, O>>;
+
+/// Bytes of `O`'s shard partial for `T` (16 or 24).
+pub(crate) fn partial_bytes<T: Element, O: Operation<T>>() -> usize {
+    size_of::<Partial<T, O>>()
+}
 use crate::reproducible::{PartialSum, STATE_BYTES_F32, SumFloat};
 use kernels_gpu::shards::{combine_records, finish_records};
 
@@ -52,7 +64,7 @@ impl Strategy {
     pub(crate) fn of<T: Element, O: Operation<T>>(reproducible: bool) -> Strategy {
         match O::KIND {
             OpKind::Sum if reproducible && T::DTYPE.is_float() => Strategy::Binned {
-                bytes: crate::reproducible::state_bytes(T::DTYPE),
+                bytes: crate::plan::reproducible::state_bytes(T::DTYPE),
             },
             OpKind::Sum => Strategy::SumCollective {
                 dtype: sum_dtype(T::DTYPE),
@@ -133,7 +145,7 @@ pub(crate) fn merged_sum<T: Element, O: Operation<T>>(gathered: &[u8], ranks: us
         }
         value_bytes(&total.value())
     }
-    let bytes = if crate::reproducible::state_bytes(T::DTYPE) == STATE_BYTES_F32 {
+    let bytes = if crate::plan::reproducible::state_bytes(T::DTYPE) == STATE_BYTES_F32 {
         merge::<f32>(gathered, ranks)
     } else {
         merge::<f64>(gathered, ranks)

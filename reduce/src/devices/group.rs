@@ -12,13 +12,16 @@
 
 use super::combine::{Strategy, host_result, merged_sum, sum_values};
 use super::comm::Fabric;
+use super::shard::{self, To};
+use crate::backend::Feed;
+use crate::backend::gpu::DeviceBuffer;
+use crate::bytes::read_value;
 use crate::element::Element;
 use crate::error::{DriverContext, Error, Result};
-use crate::gpu::DeviceBuffer;
 use crate::input::Input;
 use crate::op::Operation;
-use crate::reducer::shards::read_value;
-use crate::reducer::{Reducer, device_value};
+use crate::op::device_value;
+use crate::reducer::Reducer;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr};
 use std::sync::{Arc, Mutex};
 
@@ -252,11 +255,7 @@ where
     O: Operation<T>,
     S: Input<T> + ?Sized,
 {
-    match strategy {
-        Strategy::SumCollective { .. } => member.reducer.enqueue_shard_sum::<T, S>(shard, send),
-        Strategy::Gather { .. } => member.reducer.enqueue_shard::<T, O, S>(shard, send),
-        Strategy::Binned { .. } => member.reducer.enqueue_partial_sum_at::<T, S>(shard, send),
-    }
+    shard::step::<T, O, S>(&member.reducer, shard, strategy, To::Device(send)).map(|_| ())
 }
 
 /// Step 1 on simulated devices: every local device's partial (or sum), with its rank.
@@ -276,13 +275,7 @@ where
         .zip(shards)
         .enumerate()
         .map(|(k, (member, shard))| {
-            let bytes = match strategy {
-                Strategy::SumCollective { .. } => {
-                    member.reducer.simulate_shard_sum::<T, S>(*shard)?
-                }
-                Strategy::Gather { .. } => member.reducer.simulate_shard::<T, O, S>(*shard)?,
-                Strategy::Binned { .. } => member.reducer.partial_sum_bytes::<T, S>(*shard)?,
-            };
+            let bytes = shard::step::<T, O, S>(&member.reducer, *shard, strategy, To::Host)?;
             Ok((world.first_rank + k, bytes))
         })
         .collect()
@@ -361,23 +354,18 @@ where
             Strategy::SumCollective { .. } => {
                 collective_step(world, &streams, &sends, &outs, strategy)?;
             }
-            Strategy::Gather { .. } => {
+            Strategy::Gather { .. } | Strategy::Binned { .. } => {
                 collective_step(world, &streams, &sends, &recvs, strategy)?;
+                let binned = matches!(strategy, Strategy::Binned { .. });
                 for (k, member) in world.members.iter().enumerate() {
                     if wanted.includes(k) {
-                        member
-                            .reducer
-                            .enqueue_combine::<T, O>(recvs[k], world.size, outs[k])?;
-                    }
-                }
-            }
-            Strategy::Binned { .. } => {
-                collective_step(world, &streams, &sends, &recvs, strategy)?;
-                for (k, member) in world.members.iter().enumerate() {
-                    if wanted.includes(k) {
-                        member
-                            .reducer
-                            .enqueue_merge_at::<T>(recvs[k], world.size, outs[k])?;
+                        shard::combine::<T, O>(
+                            &member.reducer,
+                            Feed::Device(recvs[k]),
+                            world.size,
+                            binned,
+                            To::Device(outs[k]),
+                        )?;
                     }
                 }
             }
@@ -424,18 +412,18 @@ where
                     if !wanted.includes(k) {
                         return Ok(None);
                     }
+                    let bytes = shard::combine::<T, O>(
+                        &member.reducer,
+                        Feed::Host(&gathered),
+                        world.size,
+                        binned,
+                        To::Host,
+                    )?;
+                    // The merge writes the sum's float, the combine the operation's result.
                     Ok(Some(if binned {
-                        read_value(
-                            &member
-                                .reducer
-                                .merge_state_bytes::<T>(&gathered, world.size)?,
-                        )
+                        read_value(&bytes)
                     } else {
-                        device_value::<T, O>(
-                            &member
-                                .reducer
-                                .simulate_combine::<T, O>(&gathered, world.size)?,
-                        )
+                        device_value::<T, O>(&bytes)
                     }))
                 })
                 .collect()

@@ -76,6 +76,7 @@ mod comm;
 mod group;
 mod nccl;
 mod rank;
+mod shard;
 mod split;
 
 pub use crate::error::NcclUnavailable;
@@ -121,7 +122,7 @@ impl Devices {
     /// # Ok::<(), reduce_rs::Error>(())
     /// ```
     pub fn all() -> Result<Devices> {
-        let count = crate::gpu::probe()?;
+        let count = crate::backend::gpu::probe()?;
         Devices::new(&(0..count).collect::<Vec<_>>())
     }
 
@@ -144,7 +145,7 @@ impl Devices {
                 "GPUs {ordinals:?}: a GPU may appear once in a group (NCCL needs one rank per GPU)"
             )));
         }
-        let count = crate::gpu::probe()?;
+        let count = crate::backend::gpu::probe()?;
         if let Some(&missing) = ordinals.iter().find(|&&o| o >= count) {
             return Err(crate::error::GpuUnavailable::NoSuchDevice {
                 ordinal: missing,

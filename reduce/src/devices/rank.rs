@@ -137,7 +137,7 @@ impl Rank {
         config.check()?;
         // Before any CUDA or NCCL thread exists: no NVLink multicast (see `nccl.rs`).
         nccl::keep_nvls_off();
-        let count = crate::gpu::probe()?;
+        let count = crate::backend::gpu::probe()?;
         if config.device >= count {
             return Err(crate::error::GpuUnavailable::NoSuchDevice {
                 ordinal: config.device,

@@ -1,13 +1,14 @@
 //! Reductions of every row, column or segment ([`Shape`]).
 
-use super::{Backend, Reducer, check_context};
-use crate::element::{Element, bytes_of};
+use super::Reducer;
+use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::gpu::SegmentOffsets;
-use crate::input::{Input, Source};
+use crate::input::Input;
 use crate::op::Operation;
-use crate::plan::{self, Sizes};
-use crate::shape::{Layout, Shape, ShapeKernel, ShapePlan, plan_layout};
+use crate::op::device_value;
+use crate::plan::shapes::{Layout, ShapeKernel, ShapePlan, plan_layout};
+use crate::plan::{self, Job, SegmentOffsets, Sizes, Work};
+use crate::shape::Shape;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 impl Reducer {
@@ -38,58 +39,15 @@ impl Reducer {
         if results == 0 || input.is_empty() {
             return Ok(vec![O::empty(); results]);
         }
-        let device: Vec<O::Device> = match &self.backend {
-            Backend::Gpu(gpu) => {
-                let bytes = results * size_of::<O::Device>();
-                let output = gpu.results_buffer(bytes)?;
-                self.enqueue_each::<T, O, I>(input, &shape, output)?;
-                let name = self.each_plan::<T, O>(&shape).1;
-                let raw = gpu.read_back_many(output, bytes).map_err(|e| match e {
-                    Error::Driver { source, .. } => Error::KernelFailed {
-                        kernel: name,
-                        source,
-                    },
-                    other => other,
-                })?;
-                raw.chunks_exact(size_of::<O::Device>())
-                    .map(super::device_value::<T, O>)
-                    .collect()
-            }
-            Backend::Sim(sim) => {
-                let Source::Host(slice) = input.source() else {
-                    return Err(Error::WrongDevice(
-                        "this Reducer is the simulator, which reads host memory: copy the data to the host, or use a GPU Reducer".into(),
-                    ));
-                };
-                let (plan, name) = self.each_plan::<T, O>(&shape);
-                let raw = sim.run_shape(
-                    &name,
-                    &plan,
-                    Sizes::of::<T, O>(),
-                    bytes_of(slice),
-                    slice.len(),
-                    match shape {
-                        Shape::Segments(offsets) => Some(offsets),
-                        _ => None,
-                    },
-                    kernel_sizes(&shape),
-                    results,
-                    results * size_of::<O::Device>(),
-                )?;
-                raw.chunks_exact(size_of::<O::Device>())
-                    .map(super::device_value::<T, O>)
-                    .collect()
-            }
-        };
-        Ok(device
-            .into_iter()
+        let job = self.shape_job::<T, O>(Layout::of(&shape), offsets_of(&shape), input.len());
+        let (feed, _record_read) = self.feed(input)?;
+        let bytes = self.backend.run(&job, feed)?;
+        Ok(bytes
+            .chunks_exact(size_of::<O::Device>())
             .enumerate()
-            .map(|(i, value)| {
-                if shape.len_of(i) == 0 {
-                    O::empty()
-                } else {
-                    O::output(value)
-                }
+            .map(|(i, chunk)| match shape.len_of(i) {
+                Some(0) | None => O::empty(),
+                Some(_) => O::output(device_value::<T, O>(chunk)),
             })
             .collect())
     }
@@ -124,62 +82,16 @@ impl Reducer {
     {
         let _ = op;
         shape.check(input.len())?;
-        let Backend::Gpu(gpu) = &self.backend else {
-            return Err(Error::WrongDevice(
-                "reduce_each_into writes to GPU memory; this Reducer is the simulator (use reduce_each)".into(),
-            ));
-        };
+        const CALL: (&str, &str) = ("reduce_each_into", "reduce_each");
         let results = shape.results();
-        if output.len() < results {
-            return Err(Error::OutputTooSmall {
-                len: output.len(),
-                needed: results,
-            });
-        }
+        let (_, out_ptr, _record_write) = self.device_output(output, results, CALL)?;
         if results == 0 {
             return Ok(());
         }
-        check_context(gpu, output.stream(), "output")?;
         // Empty rows included: the kernels write their results too.
-        let (out_ptr, _record_write) = output.device_ptr_mut(gpu.stream());
-        self.enqueue_each::<T, O, I>(input, &shape, out_ptr)
-    }
-
-    /// The kernel and launch [`Reducer::reduce_each`] uses for `shape`, and the kernel's entry
-    /// point (`rows_block_f32_sum`).
-    ///
-    /// ```
-    /// use reduce_rs::{Reducer, Shape, ops::Sum, shape::ShapeKernel};
-    /// let (plan, name) = Reducer::simulator().plan_each::<f32, Sum>(&Shape::rows(1000, 64));
-    /// assert_eq!((plan.kernel, name.as_str()), (ShapeKernel::RowsWarp, "rows_warp_f32_sum"));
-    /// ```
-    pub fn plan_each<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
-        self.each_plan::<T, O>(shape)
-    }
-
-    fn each_plan<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
-        self.layout_plan::<T, O>(Layout::of(shape))
-    }
-
-    fn layout_plan<T: Element, O: Operation<T>>(&self, layout: Layout) -> (ShapePlan, String) {
-        let sizes = Sizes::of::<T, O>();
-        // On the GPU, what the driver's occupancy calculator says of this very entry point (a
-        // kernel with many registers fits fewer blocks than the threads allow): a grid of one
-        // wave, not one and a bit.
-        let resident = |kernel: ShapeKernel| match &self.backend {
-            Backend::Gpu(gpu) => {
-                let name = format!("{}_{}_{}", kernel.name(), T::DTYPE, O::KIND);
-                gpu.kernel(&name, kernel.block(), 0)
-                    .map(|(_, resident)| resident)
-                    .unwrap_or_else(|_| {
-                        plan::resident_blocks(gpu.info().multiprocessors, kernel.block())
-                    })
-            }
-            Backend::Sim(sim) => sim.resident_blocks(kernel.block(), self.max_blocks),
-        };
-        let plan = plan_layout(layout, sizes, resident, None);
-        let name = format!("{}_{}_{}", plan.kernel.name(), T::DTYPE, O::KIND);
-        (plan, name)
+        let job = self.shape_job::<T, O>(Layout::of(&shape), offsets_of(&shape), input.len());
+        let (feed, _record_read) = self.feed(input)?;
+        self.backend.enqueue(&job, feed, out_ptr, CALL)
     }
 
     /// Reduces every segment of `input` with `op` into `output` (one result each), reading the
@@ -220,104 +132,82 @@ impl Reducer {
         D: DevicePtrMut<O::Device>,
     {
         let _ = op;
-        let Backend::Gpu(gpu) = &self.backend else {
-            return Err(Error::WrongDevice(
-                "reduce_segments_into reads offsets from GPU memory; this Reducer is the simulator (use reduce_each with Shape::segments)".into(),
-            ));
-        };
+        const CALL: (&str, &str) = ("reduce_segments_into", "reduce_each with Shape::segments");
         let Some(segments) = offsets.len().checked_sub(1) else {
             return Err(Error::Shape(
                 "segment offsets need at least one entry (n segments have n + 1 offsets)".into(),
             ));
         };
-        if output.len() < segments {
-            return Err(Error::OutputTooSmall {
-                len: output.len(),
-                needed: segments,
-            });
-        }
+        let (gpu, out_ptr, _record_write) = self.device_output(output, segments, CALL)?;
         if segments == 0 {
             return Ok(());
         }
-        check_context(gpu, offsets.stream(), "offsets")?;
-        check_context(gpu, output.stream(), "output")?;
+        super::check_context(gpu, offsets.stream(), "offsets")?;
+        let (offsets_ptr, _record_offsets) = offsets.device_ptr(gpu.stream());
         let layout = Layout::Segments {
             count: segments,
             total: input.len(),
         };
-        let (offsets_ptr, _record_read) = offsets.device_ptr(gpu.stream());
-        let (out_ptr, _record_write) = output.device_ptr_mut(gpu.stream());
-        self.enqueue_layout::<T, O, I>(
-            input,
-            layout,
-            SegmentOffsets::Device(offsets_ptr),
-            (segments, 0),
-            out_ptr,
-        )
+        let job = self.shape_job::<T, O>(layout, SegmentOffsets::Device(offsets_ptr), input.len());
+        let (feed, _record_read) = self.feed(input)?;
+        self.backend.enqueue(&job, feed, out_ptr, CALL)
     }
 
-    /// Enqueues a shape reduction of `input` writing its results to `output` (GPU).
-    fn enqueue_each<T: Element, O: Operation<T>, I: Input<T> + ?Sized>(
-        &self,
-        input: &I,
-        shape: &Shape<'_>,
-        output: u64,
-    ) -> Result<()> {
-        self.enqueue_layout::<T, O, I>(
-            input,
-            Layout::of(shape),
-            offsets_of(shape),
-            kernel_sizes(shape),
-            output,
-        )
+    /// The kernel and launch [`Reducer::reduce_each`] uses for `shape`, and the kernel's entry
+    /// point (`rows_block_f32_sum`).
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, Shape, ops::Sum, plan::shapes::ShapeKernel};
+    /// let (plan, name) = Reducer::simulator().plan_each::<f32, Sum>(&Shape::rows(1000, 64));
+    /// assert_eq!((plan.kernel, name.as_str()), (ShapeKernel::RowsWarp, "rows_warp_f32_sum"));
+    /// ```
+    pub fn plan_each<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
+        self.layout_plan::<T, O>(Layout::of(shape))
     }
 
-    /// Enqueues the reduction of `input` laid out as `layout` (segments' offsets in
-    /// `offsets`; `(segments, segment_len)` the kernel's sizes), writing `output` (GPU).
-    fn enqueue_layout<T: Element, O: Operation<T>, I: Input<T> + ?Sized>(
-        &self,
-        input: &I,
-        layout: Layout,
-        offsets: SegmentOffsets<'_>,
-        kernel_sizes: (usize, usize),
-        output: u64,
-    ) -> Result<()> {
-        let Backend::Gpu(gpu) = &self.backend else {
-            unreachable!("called for the GPU backend only");
-        };
-        let (plan, name) = self.layout_plan::<T, O>(layout);
-        let (function, _) = gpu.kernel(&name, plan.launch.block, plan.launch.shared_bytes)?;
+    fn layout_plan<T: Element, O: Operation<T>>(&self, layout: Layout) -> (ShapePlan, String) {
         let sizes = Sizes::of::<T, O>();
-        let len = input.len();
-        let target = (output, kernel_sizes_results(layout));
-        match input.source() {
-            Source::Host(slice) => {
-                let input = gpu.upload(bytes_of(slice))?;
-                gpu.enqueue_shape(
-                    &name,
-                    &function,
-                    &plan,
-                    sizes,
-                    (input, len),
-                    offsets,
-                    kernel_sizes,
-                    target,
-                )
-            }
-            Source::Device(device) => {
-                check_context(gpu, device.stream(), "input")?;
-                let (input, _record_read) = device.device_ptr(gpu.stream());
-                gpu.enqueue_shape(
-                    &name,
-                    &function,
-                    &plan,
-                    sizes,
-                    (input, len),
-                    offsets,
-                    kernel_sizes,
-                    target,
-                )
-            }
+        let name_of = |kernel: ShapeKernel| format!("{}_{}_{}", kernel.name(), T::DTYPE, O::KIND);
+        // What the device runs at once of this very entry point (on the GPU the driver's
+        // occupancy: a kernel with many registers fits fewer blocks than the threads allow), so
+        // that the grid is one wave, not one and a bit.
+        let resident = |kernel: ShapeKernel| {
+            self.backend
+                .resident(&name_of(kernel), kernel.block(), 0, self.max_blocks)
+                .unwrap_or_else(|_| plan::resident_blocks(1, kernel.block()))
+        };
+        let plan = plan_layout(layout, sizes, resident, None);
+        (plan, name_of(plan.kernel))
+    }
+
+    /// The job of a reduction of `len` elements laid out as `layout`, the segments' offsets in
+    /// `offsets`.
+    fn shape_job<'a, T: Element, O: Operation<T>>(
+        &self,
+        layout: Layout,
+        offsets: SegmentOffsets<'a>,
+        len: usize,
+    ) -> Job<'a> {
+        let (plan, kernel) = self.layout_plan::<T, O>(layout);
+        // The kernels' `(segments, segment_len)`: rows and their length, or columns and the
+        // rows, or the segments (their lengths come from the offsets).
+        let (segments, segment_len, results) = match layout {
+            Layout::Rows { rows, cols } => (rows, cols, rows),
+            Layout::Columns { rows, cols } => (cols, rows, cols),
+            Layout::Segments { count, .. } => (count, 0, count),
+        };
+        Job {
+            kernel,
+            len,
+            result_bytes: size_of::<O::Device>(),
+            work: Work::Shape {
+                plan,
+                sizes: Sizes::of::<T, O>(),
+                offsets,
+                segments,
+                segment_len,
+                results,
+            },
         }
     }
 }
@@ -327,23 +217,5 @@ fn offsets_of<'a>(shape: &Shape<'a>) -> SegmentOffsets<'a> {
     match *shape {
         Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
         _ => SegmentOffsets::None,
-    }
-}
-
-/// How many results a reduction laid out as `layout` writes.
-fn kernel_sizes_results(layout: Layout) -> usize {
-    match layout {
-        Layout::Rows { rows, .. } => rows,
-        Layout::Columns { cols, .. } => cols,
-        Layout::Segments { count, .. } => count,
-    }
-}
-
-/// The kernels' `(segments, segment_len)`: rows and their length, or columns and the rows.
-fn kernel_sizes(shape: &Shape<'_>) -> (usize, usize) {
-    match *shape {
-        Shape::Rows { rows, cols } => (rows, cols),
-        Shape::Columns { rows, cols } => (cols, rows),
-        Shape::Segments(offsets) => (offsets.len() - 1, 0),
     }
 }

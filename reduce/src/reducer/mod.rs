@@ -1,20 +1,22 @@
-//! [`Reducer`]: the handle every reduction goes through. This file: creating one, and whole
-//! inputs; `each.rs`: every row, column or segment.
+//! [`Reducer`]: the handle every reduction goes through, and the public API. This file:
+//! creating one, and whole inputs; `each.rs`: every row, column or segment; `reproducible.rs`:
+//! the reproducible mode and partial sums. Each reduction is planned (`crate::plan`) into a
+//! job that the backend (`crate::backend`) runs or enqueues.
 
 mod each;
 mod reproducible;
-pub(crate) mod shards;
 
-use crate::element::{Element, bytes_of};
+use crate::backend::gpu::{self, Gpu};
+use crate::backend::sim::{Sim, SimReport};
+use crate::backend::{Backend, Feed};
+use crate::bytes::bytes_of;
+use crate::element::Element;
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
-use crate::gpu::{self, Gpu, Target};
 use crate::input::{Input, Source};
-use crate::op::{ArgMax, ArgMin, Max, Mean, Min, Operation, Sum};
-use crate::plan::{self, Sizes};
-use crate::sim::{Sim, SimReport};
+use crate::op::{ArgMax, ArgMin, Max, Mean, Min, Operation, Sum, device_value};
+use crate::plan::{self, Job, Sizes, Work};
 use crate::version::Version;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, result};
-use kernels_gpu::ops::Reduction;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, SyncOnDrop, result};
 use simt::Schedule;
 use std::path::Path;
 use std::sync::Arc;
@@ -45,11 +47,6 @@ pub struct Reducer {
     max_blocks: Option<u32>,
     /// Float sums and means with the reproducible kernels ([`Reducer::with_reproducible`]).
     reproducible: bool,
-}
-
-enum Backend {
-    Gpu(Box<Gpu>),
-    Sim(Box<Sim>),
 }
 
 /// Which backend a [`Reducer`] runs on.
@@ -317,7 +314,12 @@ impl Reducer {
         self.max_blocks
     }
 
-    #[doc(hidden)]
+    /// The GPU backend (`None` on the simulator): the library's lower level, for benchmarks
+    /// that plan, launch and time kernels themselves (see [`crate::backend`]).
+    ///
+    /// ```
+    /// assert!(reduce_rs::Reducer::simulator().gpu_backend().is_none());
+    /// ```
     pub fn gpu_backend(&self) -> Option<&Gpu> {
         match &self.backend {
             Backend::Gpu(gpu) => Some(gpu),
@@ -419,22 +421,16 @@ impl Reducer {
         I: Input<T> + ?Sized,
     {
         let _ = op;
-        if let Some(kernel) = self.reproducible_kernel::<T, O>() {
-            if input.is_empty() {
-                return Ok(O::empty());
-            }
-            let bytes = self.run_reproducible(&kernel, input, size_of::<O::Device>())?;
-            return Ok(O::output(device_value::<T, O>(&bytes)));
+        if self.reproducible_kernel::<T, O>().is_none() {
+            self.check_supported::<T, O>()?;
         }
-        self.check_supported::<T, O>()?;
         if input.is_empty() {
             return Ok(O::empty());
         }
-        let device = match &self.backend {
-            Backend::Gpu(gpu) => self.gpu_to_host::<T, O, I>(gpu, input)?,
-            Backend::Sim(sim) => self.simulate::<T, O, I>(sim, input)?,
-        };
-        Ok(O::output(device))
+        let job = self.whole_job::<T, O>(input.len())?;
+        let (feed, _record_read) = self.feed(input)?;
+        let bytes = self.backend.run(&job, feed)?;
+        Ok(O::output(device_value::<T, O>(&bytes)))
     }
 
     /// Reduces `input` with `op` and writes the result to `output[0]`, on the GPU, without
@@ -465,32 +461,16 @@ impl Reducer {
         if self.reproducible_kernel::<T, O>().is_none() {
             self.check_supported::<T, O>()?;
         }
-        let Backend::Gpu(gpu) = &self.backend else {
-            return Err(Error::WrongDevice(
-                "reduce_into writes to GPU memory; this Reducer is the simulator (use reduce)"
-                    .into(),
-            ));
-        };
-        if output.len() == 0 {
-            return Err(Error::OutputTooSmall { len: 0, needed: 1 });
-        }
-        check_context(gpu, output.stream(), "output")?;
-        let (out_ptr, _record_write) = output.device_ptr_mut(gpu.stream());
+        let (gpu, out_ptr, _record_write) =
+            self.device_output(output, 1, ("reduce_into", "reduce"))?;
         if input.is_empty() {
             let value = O::empty_device().ok_or(Error::Empty { op: O::KIND })?;
-            // SAFETY: `out_ptr` holds at least one `O::Device` (checked above); the copy is
-            // ordered on the reducer's stream like every other use of the output.
-            unsafe {
-                result::memcpy_htod_async(
-                    out_ptr,
-                    std::slice::from_ref(&value),
-                    gpu.stream().cu_stream(),
-                )
-            }
-            .doing(|| "writing the sum of an empty input".into())?;
-            return Ok(());
+            return write_one(gpu, out_ptr, &value);
         }
-        self.gpu_enqueue::<T, O, I>(gpu, input, out_ptr, 1)
+        let job = self.whole_job::<T, O>(input.len())?;
+        let (feed, _record_read) = self.feed(input)?;
+        self.backend
+            .enqueue(&job, feed, out_ptr, ("reduce_into", "reduce"))
     }
 
     /// Reduces `input` with `op` into a new one-element buffer on the reducer's stream, without
@@ -511,11 +491,7 @@ impl Reducer {
         O: Operation<T>,
         I: Input<T> + ?Sized,
     {
-        let Backend::Gpu(gpu) = &self.backend else {
-            return Err(Error::WrongDevice(
-                "reduce_to_device leaves the result in GPU memory; this Reducer is the simulator (use reduce)".into(),
-            ));
-        };
+        let gpu = self.backend.gpu("reduce_to_device", "reduce")?;
         let mut output = gpu
             .stream()
             .alloc_zeros::<O::Device>(1)
@@ -541,135 +517,115 @@ impl Reducer {
         self.block.unwrap_or_else(|| self.version.tuned_block(len))
     }
 
-    /// Host result of a reduction on the GPU.
-    fn gpu_to_host<T: Element, O: Operation<T>, I: Input<T> + ?Sized>(
+    /// The plan of a whole-array reduction of `len` elements (`len > 0`): the reproducible
+    /// kernel where the mode covers it, else the version's passes.
+    pub(crate) fn whole_job<T: Element, O: Operation<T>>(
         &self,
-        gpu: &Gpu,
-        input: &I,
-    ) -> Result<O::Device> {
-        let out = gpu.result_buffer()?;
-        self.gpu_enqueue::<T, O, I>(gpu, input, out, 1)?;
-        let name = self.entry_name::<T, O>(input.len());
-        let bytes = gpu
-            .read_back(out, size_of::<O::Device>())
-            .map_err(|e| match e {
-                Error::Driver { source, .. } => Error::KernelFailed {
-                    kernel: name.clone(),
-                    source,
-                },
-                other => other,
-            })?;
-        Ok(device_value::<T, O>(&bytes))
-    }
-
-    fn entry_name<T: Element, O: Operation<T>>(&self, len: usize) -> String {
-        plan::entry_name::<T, O>(self.version, self.block_for(len))
-    }
-
-    /// Enqueues a whole-array reduction of `input` writing `output` (a device address).
-    fn gpu_enqueue<T: Element, O: Operation<T>, I: Input<T> + ?Sized>(
-        &self,
-        gpu: &Gpu,
-        input: &I,
-        output: u64,
-        output_len: usize,
-    ) -> Result<()> {
+        len: usize,
+    ) -> Result<Job<'static>> {
         if let Some(kernel) = self.reproducible_kernel::<T, O>() {
-            return self.enqueue_reproducible(gpu, &kernel, input, output);
+            return self.reproducible_job::<T>(kernel, len, size_of::<O::Device>());
         }
-        let len = input.len();
         let block = self.block_for(len);
-        let name = self.entry_name::<T, O>(len);
-        let sizes = sizes::<T, O>();
-        let (function, passes) =
-            gpu.plan(self.version, &name, len, block, sizes, self.max_blocks)?;
+        let kernel = plan::entry_name::<T, O>(self.version, block);
+        let sizes = Sizes::of::<T, O>();
+        self.passes_job(
+            self.version,
+            kernel,
+            (len, block),
+            sizes,
+            size_of::<O::Device>(),
+        )
+    }
+
+    /// The passes of `version`, as `kernel` (the version's entry point, or the shard kernel
+    /// that shares v8's pass), over `len` items of `sizes` with blocks of `block` threads,
+    /// writing one result of `result_bytes`.
+    pub(crate) fn passes_job(
+        &self,
+        version: Version,
+        kernel: String,
+        (len, block): (usize, u32),
+        sizes: Sizes,
+        result_bytes: usize,
+    ) -> Result<Job<'static>> {
+        let shared = plan::shared_bytes(version, block, sizes);
+        let resident = self
+            .backend
+            .resident(&kernel, block, shared, self.max_blocks)?;
+        let passes = plan::passes(version, len, block, sizes, resident)?;
+        Ok(Job {
+            kernel,
+            len,
+            result_bytes,
+            work: Work::Passes {
+                passes,
+                sizes,
+                results: 1,
+            },
+        })
+    }
+
+    /// Where `input` is, for a backend: its host bytes, or its device address after the checks
+    /// a device input needs (this reducer's GPU) and with the guard that orders the read on
+    /// cudarc's other streams (kept until the job is enqueued).
+    pub(crate) fn feed<'a, T: Element, I: Input<T> + ?Sized>(
+        &'a self,
+        input: &'a I,
+    ) -> Result<(Feed<'a>, SyncOnDrop<'a>)> {
         match input.source() {
-            Source::Host(slice) => {
-                let input = gpu.upload(bytes_of(slice))?;
-                gpu.enqueue(
-                    &name,
-                    &function,
-                    &passes,
-                    sizes,
-                    target(input, len, output, output_len),
-                )
-            }
+            Source::Host(slice) => Ok((Feed::Host(bytes_of(slice)), SyncOnDrop::Sync(None))),
             Source::Device(device) => {
+                let Backend::Gpu(gpu) = &self.backend else {
+                    return Err(Error::WrongDevice(
+                        "this Reducer is the simulator, which reads host memory: copy the data to the host, or use a GPU Reducer".into(),
+                    ));
+                };
                 check_context(gpu, device.stream(), "input")?;
-                let (input, _record_read) = device.device_ptr(gpu.stream());
-                gpu.enqueue(
-                    &name,
-                    &function,
-                    &passes,
-                    sizes,
-                    target(input, len, output, output_len),
-                )
+                let (ptr, record_read) = device.device_ptr(gpu.stream());
+                Ok((Feed::Device(ptr), record_read))
             }
         }
     }
 
-    fn simulate<T: Element, O: Operation<T>, I: Input<T> + ?Sized>(
-        &self,
-        sim: &Sim,
-        input: &I,
-    ) -> Result<O::Device> {
-        let Source::Host(slice) = input.source() else {
-            return Err(Error::WrongDevice(
-                "this Reducer is the simulator, which reads host memory: copy the data to the host, or use a GPU Reducer".into(),
-            ));
-        };
-        let len = slice.len();
-        let sizes = sizes::<T, O>();
-        let passes = sim.plan(
-            self.version,
-            len,
-            self.block_for(len),
-            sizes,
-            self.max_blocks,
-        )?;
-        let name = self.entry_name::<T, O>(len);
-        let bytes = sim.run(
-            &name,
-            &passes,
-            sizes,
-            bytes_of(slice),
-            len,
-            1,
-            size_of::<O::Device>(),
-        )?;
-        Ok(device_value::<T, O>(&bytes))
+    /// The GPU and the address of `output` (at least `needed` values, on this reducer's GPU),
+    /// for a call `what` that writes device memory (`instead`: its host-result twin).
+    pub(crate) fn device_output<'a, V, D: DevicePtrMut<V>>(
+        &'a self,
+        output: &'a mut D,
+        needed: usize,
+        (what, instead): (&str, &str),
+    ) -> Result<(&'a Gpu, u64, SyncOnDrop<'a>)> {
+        let gpu = self.backend.gpu(what, instead)?;
+        if output.len() < needed {
+            return Err(Error::OutputTooSmall {
+                len: output.len(),
+                needed,
+            });
+        }
+        check_context(gpu, output.stream(), "output")?;
+        let (ptr, record_write) = output.device_ptr_mut(gpu.stream());
+        Ok((gpu, ptr, record_write))
+    }
+
+    /// The backend (for the layers above: several devices).
+    pub(crate) fn backend_ref(&self) -> &Backend {
+        &self.backend
     }
 }
 
-fn target(input: u64, len: usize, output: u64, output_len: usize) -> Target {
-    Target {
-        input,
-        len,
-        output,
-        output_len,
-    }
-}
-
-fn sizes<T: Element, O: Operation<T>>() -> Sizes {
-    Sizes::of::<T, O>()
-}
-
-/// The device result `O` left in `bytes` (at least `size_of::<O::Device>()` of them).
-pub fn device_value<T: Element, O: Operation<T>>(bytes: &[u8]) -> O::Device {
-    const {
-        assert!(
-            size_of::<O::Device>() == size_of::<<O as Reduction<T::Kernel>>::Out>(),
-            "the host's view of a result has the kernel's layout"
+/// Copies `value` to `output[0]` on the GPU's stream (the result of an empty input).
+pub(crate) fn write_one<V>(gpu: &Gpu, output: u64, value: &V) -> Result<()> {
+    // SAFETY: `output` holds at least one `V` (checked by the caller); the copy is ordered on
+    // the reducer's stream like every other use of it, and reads `value` before returning.
+    unsafe {
+        result::memcpy_htod_async(
+            output,
+            std::slice::from_ref(value),
+            gpu.stream().cu_stream(),
         )
-    };
-    assert!(
-        bytes.len() >= size_of::<O::Device>(),
-        "a whole result was read"
-    );
-    // SAFETY: `bytes` holds the kernel's `Out`, which has `O::Device`'s layout (same size,
-    // checked above; `repr(C)` twins or the same primitive), and every bit pattern the kernel
-    // writes is a valid `O::Device`.
-    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) }
+    }
+    .doing(|| "writing the result of an empty input".into())
 }
 
 /// A device buffer must live in the reducer's context.

@@ -1,18 +1,20 @@
 //! The reproducible mode of a [`Reducer`] (see [`crate::reproducible`]): the option, the
 //! dispatch of float sums and means to the reproducible kernels, and partial sums.
 
-use super::{Backend, Reducer, check_context};
-use crate::element::DType;
-use crate::element::{Element, bytes_of};
-use crate::error::{DriverContext, Error, Result};
-use crate::gpu::{Gpu, Target};
-use crate::input::{Input, Source};
+use super::{Reducer, check_context, write_one};
+use crate::backend::Feed;
+use crate::bytes::{bytes_of, read_value};
+use crate::element::{DType, Element};
+use crate::error::{Error, Result};
+use crate::input::Input;
 use crate::op::Operation;
-use crate::reproducible::{self as repro, PartialSum, STATE_BYTES_F32, SumFloat};
-use cudarc::driver::{DevicePtr, DevicePtrMut, result};
+use crate::plan::reproducible as repro;
+use crate::plan::{Job, LaunchShape, Work};
+use crate::reproducible::{PartialSum, STATE_BYTES_F32, SumFloat};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 use kernels_gpu::launch::WARP_SIZE;
 
-/// Where a reproducible launch reads: elements (as vectors) or partial sums (one per thread).
+/// What a reproducible launch reads: elements (as vectors) or partial sums (one per thread).
 #[derive(Clone, Copy)]
 struct Reads {
     len: usize,
@@ -90,12 +92,7 @@ impl Reducer {
         T::Sum: SumFloat,
         I: Input<T> + ?Sized,
     {
-        if input.is_empty() {
-            return Ok(PartialSum::EMPTY);
-        }
-        let name = repro::state_kernel(T::DTYPE);
-        let bytes = self.run_reproducible(&name, input, size_of::<PartialSum<T::Sum>>())?;
-        Ok(PartialSum::from_bytes(&bytes))
+        Ok(PartialSum::from_bytes(&self.partial_sum_bytes(input)?))
     }
 
     /// Writes the partial sum of `input` ([`Reducer::partial_sum`]) to `output[0]` on the GPU,
@@ -121,13 +118,9 @@ impl Reducer {
         I: Input<T> + ?Sized,
         D: DevicePtrMut<PartialSum<T::Sum>>,
     {
-        let gpu = self.gpu_for("partial_sum_into", "partial_sum")?;
-        let (out_ptr, _record_write) = self.device_output(gpu, output)?;
-        if input.is_empty() {
-            return write_one(gpu, out_ptr, &PartialSum::<T::Sum>::EMPTY);
-        }
-        let name = repro::state_kernel(T::DTYPE);
-        self.enqueue_reproducible(gpu, &name, input, out_ptr)
+        let (_, out_ptr, _record_write) =
+            self.device_output(output, 1, ("partial_sum_into", "partial_sum"))?;
+        self.enqueue_partial_sum_at(input, out_ptr)
     }
 
     /// The value of the partial sums merged: the same bits as the reproducible sum of the
@@ -145,36 +138,9 @@ impl Reducer {
         if partials.is_empty() {
             return Ok(F::ZERO);
         }
-        let name = repro::merge_kernel::<F>();
-        let reads = Reads {
-            len: partials.len(),
-            element_bytes: size_of::<PartialSum<F>>(),
-            vectors: false,
-            state_bytes: size_of::<PartialSum<F>>(),
-        };
-        let input = PartialSum::bytes_of(partials);
-        let bytes = match &self.backend {
-            Backend::Gpu(gpu) => {
-                let out = gpu.result_buffer()?;
-                let input = gpu.upload(input)?;
-                self.enqueue_launch(gpu, &name, reads, input, out)?;
-                read_result(gpu, &name, out, size_of::<F>())?
-            }
-            Backend::Sim(sim) => {
-                let shape = self.sim_shape(sim, reads);
-                let partials_bytes = shape.grid as usize * reads.state_bytes;
-                sim.run_single(
-                    &name,
-                    shape,
-                    partials_bytes,
-                    input,
-                    reads.len,
-                    size_of::<F>(),
-                )?
-            }
-        };
-        // SAFETY: the kernel wrote one `F` there.
-        Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) })
+        let job = self.merge_job(F::DTYPE, partials.len())?;
+        let bytes = self.backend.run(&job, Feed::Host(bytes_of(partials)))?;
+        Ok(read_value(&bytes))
     }
 
     /// Merges the partial sums in `partials` (a device buffer) and writes their value to
@@ -185,21 +151,16 @@ impl Reducer {
         S: DevicePtr<PartialSum<F>>,
         D: DevicePtrMut<F>,
     {
-        let gpu = self.gpu_for("merge_partial_sums_into", "merge_partial_sums")?;
-        let (out_ptr, _record_write) = self.device_output(gpu, output)?;
+        const CALL: (&str, &str) = ("merge_partial_sums_into", "merge_partial_sums");
+        let (gpu, out_ptr, _record_write) = self.device_output(output, 1, CALL)?;
         if partials.len() == 0 {
             return write_one(gpu, out_ptr, &F::ZERO);
         }
         check_context(gpu, partials.stream(), "partial sums")?;
         let (input, _record_read) = partials.device_ptr(gpu.stream());
-        let reads = Reads {
-            len: partials.len(),
-            element_bytes: size_of::<PartialSum<F>>(),
-            vectors: false,
-            state_bytes: size_of::<PartialSum<F>>(),
-        };
-        self.enqueue_launch(gpu, &repro::merge_kernel::<F>(), reads, input, out_ptr)?;
-        Ok(())
+        let job = self.merge_job(F::DTYPE, partials.len())?;
+        self.backend
+            .enqueue(&job, Feed::Device(input), out_ptr, CALL)
     }
 
     /// Enqueues the reproducible kernel of `T` × `O` over `len` elements at device address
@@ -210,10 +171,19 @@ impl Reducer {
         input: u64,
         len: usize,
         output: u64,
-    ) -> Result<crate::plan::LaunchShape> {
-        let gpu = self.gpu_for("enqueue_reproducible_at", "reduce")?;
-        let name = reproducible_kernel_name::<T, O>()?;
-        self.enqueue_launch(gpu, &name, element_reads::<T>(len), input, output)
+    ) -> Result<LaunchShape> {
+        let job = self.reproducible_job::<T>(
+            reproducible_kernel_name::<T, O>()?,
+            len,
+            size_of::<O::Device>(),
+        )?;
+        self.backend.enqueue(
+            &job,
+            Feed::Device(input),
+            output,
+            ("enqueue_reproducible_at", "reduce"),
+        )?;
+        Ok(job.first_launch())
     }
 
     /// The launch the reproducible kernel of `T` with `O` uses over `len` elements on this
@@ -222,120 +192,82 @@ impl Reducer {
     pub fn reproducible_launch<T: Element, O: Operation<T>>(
         &self,
         len: usize,
-    ) -> Result<crate::plan::LaunchShape> {
-        let reads = element_reads::<T>(len);
-        Ok(match &self.backend {
-            Backend::Gpu(gpu) => {
-                let name = reproducible_kernel_name::<T, O>()?;
-                self.gpu_launch(gpu, &name, reads)?.1
-            }
-            Backend::Sim(sim) => self.sim_shape(sim, reads),
+    ) -> Result<LaunchShape> {
+        let kernel = reproducible_kernel_name::<T, O>()?;
+        Ok(self
+            .reproducible_job::<T>(kernel, len, size_of::<O::Device>())?
+            .first_launch())
+    }
+
+    /// The job of the reproducible kernel `kernel` over `len` elements of `T`, writing one
+    /// result of `result_bytes`.
+    pub(crate) fn reproducible_job<T: Element>(
+        &self,
+        kernel: String,
+        len: usize,
+        result_bytes: usize,
+    ) -> Result<Job<'static>> {
+        let reads = Reads {
+            len,
+            element_bytes: size_of::<T>(),
+            vectors: true,
+            state_bytes: repro::state_bytes(T::DTYPE),
+        };
+        self.single_job(kernel, reads, result_bytes)
+    }
+
+    /// The job of the merging kernel over `count` partial sums of `dtype`'s sums, writing
+    /// their value.
+    fn merge_job(&self, dtype: DType, count: usize) -> Result<Job<'static>> {
+        let (kernel, bytes) = merge_of(dtype);
+        let reads = Reads {
+            len: count,
+            element_bytes: bytes,
+            vectors: false,
+            state_bytes: bytes,
+        };
+        let value_bytes = if bytes == STATE_BYTES_F32 { 4 } else { 8 };
+        self.single_job(kernel, reads, value_bytes)
+    }
+
+    fn single_job(
+        &self,
+        kernel: String,
+        reads: Reads,
+        result_bytes: usize,
+    ) -> Result<Job<'static>> {
+        let block = self.reproducible_block(&kernel)?;
+        let shared = repro::shared_bytes(block, reads.state_bytes);
+        let resident = self
+            .backend
+            .resident(&kernel, block, shared, self.max_blocks)?;
+        let shape = repro::launch(
+            reads.len,
+            reads.element_bytes,
+            reads.vectors,
+            reads.state_bytes,
+            block,
+            resident,
+        );
+        Ok(Job {
+            kernel,
+            len: reads.len,
+            result_bytes,
+            work: Work::Single {
+                shape,
+                partials_bytes: shape.grid as usize * reads.state_bytes,
+            },
         })
     }
 
-    /// Runs the reproducible kernel `name` over `input` and returns the `out_bytes` bytes of
-    /// its result, on either backend.
-    pub(super) fn run_reproducible<T: Element, I: Input<T> + ?Sized>(
-        &self,
-        name: &str,
-        input: &I,
-        out_bytes: usize,
-    ) -> Result<Vec<u8>> {
-        match &self.backend {
-            Backend::Gpu(gpu) => {
-                let out = gpu.result_buffer()?;
-                self.enqueue_reproducible(gpu, name, input, out)?;
-                read_result(gpu, name, out, out_bytes)
-            }
-            Backend::Sim(sim) => {
-                let Source::Host(slice) = input.source() else {
-                    return Err(Error::WrongDevice(
-                        "this Reducer is the simulator, which reads host memory: copy the data to the host, or use a GPU Reducer".into(),
-                    ));
-                };
-                let reads = element_reads::<T>(slice.len());
-                let shape = self.sim_shape(sim, reads);
-                let partials_bytes = shape.grid as usize * reads.state_bytes;
-                sim.run_single(
-                    name,
-                    shape,
-                    partials_bytes,
-                    bytes_of(slice),
-                    slice.len(),
-                    out_bytes,
-                )
-            }
-        }
-    }
-
-    /// Enqueues the reproducible kernel `name` over `input`, writing `output[0]` (GPU).
-    pub(super) fn enqueue_reproducible<T: Element, I: Input<T> + ?Sized>(
-        &self,
-        gpu: &Gpu,
-        name: &str,
-        input: &I,
-        output: u64,
-    ) -> Result<()> {
-        let reads = element_reads::<T>(input.len());
-        match input.source() {
-            Source::Host(slice) => {
-                let input = gpu.upload(bytes_of(slice))?;
-                self.enqueue_launch(gpu, name, reads, input, output)?;
-            }
-            Source::Device(device) => {
-                check_context(gpu, device.stream(), "input")?;
-                let (input, _record_read) = device.device_ptr(gpu.stream());
-                self.enqueue_launch(gpu, name, reads, input, output)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn enqueue_launch(
-        &self,
-        gpu: &Gpu,
-        name: &str,
-        reads: Reads,
-        input: u64,
-        output: u64,
-    ) -> Result<crate::plan::LaunchShape> {
-        let (function, shape) = self.gpu_launch(gpu, name, reads)?;
-        let target = Target {
-            input,
-            len: reads.len,
-            output,
-            output_len: 1,
-        };
-        let partials_bytes = shape.grid as usize * reads.state_bytes;
-        gpu.enqueue_single(name, &function, shape, partials_bytes, target)?;
-        Ok(shape)
-    }
-
-    /// The kernel `name` and its launch over `reads` on `gpu`: the block of
-    /// [`Self::gpu_block`], at most one wave of blocks (or `max_blocks`).
-    fn gpu_launch(
-        &self,
-        gpu: &Gpu,
-        name: &str,
-        reads: Reads,
-    ) -> Result<(cudarc::driver::CudaFunction, crate::plan::LaunchShape)> {
-        let block = self.gpu_block(gpu, name)?;
-        let shared = repro::shared_bytes(block, reads.state_bytes);
-        let (function, resident) = gpu.kernel(name, block, shared)?;
-        let resident = self
-            .max_blocks
-            .map_or(resident, |max| resident.min(u64::from(max)));
-        Ok((function, shape_of(reads, block, resident)))
-    }
-
-    /// The block the reproducible kernel `name` runs with on `gpu`: the one chosen, or where
-    /// the kernel cannot run blocks that large (its registers), the largest power of two it
-    /// can (the block merge needs a power-of-two number of warps). The sum's bits do not
-    /// depend on the block, so this changes only its speed. A kernel that cannot run even one
-    /// warp per block is reported by [`Gpu::kernel`] as [`Error::BlockTooLarge`].
-    fn gpu_block(&self, gpu: &Gpu, name: &str) -> Result<u32> {
+    /// The block the reproducible kernel `kernel` runs with: the one chosen, or where the
+    /// kernel cannot run blocks that large (its registers), the largest power of two it can
+    /// (the block merge needs a power-of-two number of warps). The sum's bits do not depend on
+    /// the block, so this changes only its speed. A kernel that cannot run even one warp per
+    /// block is reported as [`Error::BlockTooLarge`] when it is looked up.
+    fn reproducible_block(&self, kernel: &str) -> Result<u32> {
         let chosen = repro::block(self.block);
-        let max = gpu.max_block(name)?;
+        let max = self.backend.max_block(kernel)?;
         Ok(if chosen <= max {
             chosen
         } else {
@@ -343,28 +275,26 @@ impl Reducer {
         })
     }
 
-    fn sim_shape(&self, sim: &crate::sim::Sim, reads: Reads) -> crate::plan::LaunchShape {
-        let block = repro::block(self.block);
-        shape_of(reads, block, sim.resident_blocks(block, self.max_blocks))
-    }
-
-    /// The GPU, or why `what` needs one.
     /// Enqueues the partial sum (binned state) of `input`, a float type's, into the state at
     /// device address `output` (GPU): a shard's step of a reproducible sum over several
-    /// devices (`crate::devices`).
+    /// devices (`crate::devices`), and [`Reducer::partial_sum_into`].
     pub(crate) fn enqueue_partial_sum_at<T: Element, I: Input<T> + ?Sized>(
         &self,
         input: &I,
         output: u64,
     ) -> Result<()> {
-        let gpu = self.gpu_for("a shard's partial sum", "partial_sum")?;
+        const CALL: (&str, &str) = ("a shard's partial sum", "partial_sum");
+        let gpu = self.backend.gpu(CALL.0, CALL.1)?;
         if input.is_empty() {
             return match repro::state_bytes(T::DTYPE) {
                 STATE_BYTES_F32 => write_one(gpu, output, &PartialSum::<f32>::EMPTY),
                 _ => write_one(gpu, output, &PartialSum::<f64>::EMPTY),
             };
         }
-        self.enqueue_reproducible(gpu, &repro::state_kernel(T::DTYPE), input, output)
+        let bytes = repro::state_bytes(T::DTYPE);
+        let job = self.reproducible_job::<T>(repro::state_kernel(T::DTYPE), input.len(), bytes)?;
+        let (feed, _record_read) = self.feed(input)?;
+        self.backend.enqueue(&job, feed, output, CALL)
     }
 
     /// The partial sum (binned state) of `input`, a float type's, as bytes, on either backend.
@@ -375,11 +305,13 @@ impl Reducer {
         let bytes = repro::state_bytes(T::DTYPE);
         if input.is_empty() {
             return Ok(match bytes {
-                STATE_BYTES_F32 => PartialSum::bytes_of(&[PartialSum::<f32>::EMPTY]).to_vec(),
-                _ => PartialSum::bytes_of(&[PartialSum::<f64>::EMPTY]).to_vec(),
+                STATE_BYTES_F32 => bytes_of(&[PartialSum::<f32>::EMPTY]).to_vec(),
+                _ => bytes_of(&[PartialSum::<f64>::EMPTY]).to_vec(),
             });
         }
-        self.run_reproducible(&repro::state_kernel(T::DTYPE), input, bytes)
+        let job = self.reproducible_job::<T>(repro::state_kernel(T::DTYPE), input.len(), bytes)?;
+        let (feed, _record_read) = self.feed(input)?;
+        self.backend.run(&job, feed)
     }
 
     /// Enqueues the merge of the `count` partial sums of `T`'s sums at device address
@@ -391,16 +323,13 @@ impl Reducer {
         count: usize,
         output: u64,
     ) -> Result<()> {
-        let gpu = self.gpu_for("merging partial sums on the device", "merge_partial_sums")?;
-        let (name, bytes) = merge_of(T::DTYPE);
-        let reads = Reads {
-            len: count,
-            element_bytes: bytes,
-            vectors: false,
-            state_bytes: bytes,
-        };
-        self.enqueue_launch(gpu, &name, reads, states, output)
-            .map(|_| ())
+        let job = self.merge_job(T::DTYPE, count)?;
+        self.backend.enqueue(
+            &job,
+            Feed::Device(states),
+            output,
+            ("merging partial sums on the device", "merge_partial_sums"),
+        )
     }
 
     /// The merge of the `count` partial sums of `T`'s sums in `states` (bytes), as the bytes
@@ -410,59 +339,8 @@ impl Reducer {
         states: &[u8],
         count: usize,
     ) -> Result<Vec<u8>> {
-        let (name, bytes) = merge_of(T::DTYPE);
-        let reads = Reads {
-            len: count,
-            element_bytes: bytes,
-            vectors: false,
-            state_bytes: bytes,
-        };
-        let value_bytes = if bytes == STATE_BYTES_F32 { 4 } else { 8 };
-        match &self.backend {
-            Backend::Gpu(gpu) => {
-                let out = gpu.result_buffer()?;
-                let input = gpu.upload(states)?;
-                self.enqueue_launch(gpu, &name, reads, input, out)?;
-                read_result(gpu, &name, out, value_bytes)
-            }
-            Backend::Sim(sim) => {
-                let shape = self.sim_shape(sim, reads);
-                let partials_bytes = shape.grid as usize * reads.state_bytes;
-                sim.run_single(&name, shape, partials_bytes, states, count, value_bytes)
-            }
-        }
-    }
-
-    fn gpu_for(&self, what: &str, instead: &str) -> Result<&Gpu> {
-        match &self.backend {
-            Backend::Gpu(gpu) => Ok(gpu),
-            Backend::Sim(_) => Err(Error::WrongDevice(format!(
-                "{what} writes to GPU memory; this Reducer is the simulator (use {instead})"
-            ))),
-        }
-    }
-
-    /// `output`'s address, after the checks every `…_into` makes.
-    fn device_output<'a, V, D: DevicePtrMut<V>>(
-        &self,
-        gpu: &'a Gpu,
-        output: &'a mut D,
-    ) -> Result<(u64, cudarc::driver::SyncOnDrop<'a>)> {
-        if output.len() == 0 {
-            return Err(Error::OutputTooSmall { len: 0, needed: 1 });
-        }
-        check_context(gpu, output.stream(), "output")?;
-        Ok(output.device_ptr_mut(gpu.stream()))
-    }
-}
-
-/// What a reduction over `len` elements of `T` reads.
-fn element_reads<T: Element>(len: usize) -> Reads {
-    Reads {
-        len,
-        element_bytes: size_of::<T>(),
-        vectors: true,
-        state_bytes: repro::state_bytes(T::DTYPE),
+        let job = self.merge_job(T::DTYPE, count)?;
+        self.backend.run(&job, Feed::Host(states))
     }
 }
 
@@ -472,42 +350,6 @@ fn reproducible_kernel_name<T: Element, O: Operation<T>>() -> Result<String> {
         version: "reproducible",
         dtype: T::DTYPE,
         op: O::KIND,
-    })
-}
-
-fn shape_of(reads: Reads, block: u32, resident: u64) -> crate::plan::LaunchShape {
-    repro::launch(
-        reads.len,
-        reads.element_bytes,
-        reads.vectors,
-        reads.state_bytes,
-        block,
-        resident,
-    )
-}
-
-/// Copies `value` to `output[0]` on the reducer's stream (the result of an empty input).
-fn write_one<V>(gpu: &Gpu, output: u64, value: &V) -> Result<()> {
-    // SAFETY: `output` holds at least one `V` (checked by the caller); the copy is ordered on
-    // the reducer's stream like every other use of it, and reads `value` before returning.
-    unsafe {
-        result::memcpy_htod_async(
-            output,
-            std::slice::from_ref(value),
-            gpu.stream().cu_stream(),
-        )
-    }
-    .doing(|| "writing the result of an empty input".into())
-}
-
-/// The `bytes` bytes of the result at `out`, a failed launch named as such.
-fn read_result(gpu: &Gpu, name: &str, out: u64, bytes: usize) -> Result<Vec<u8>> {
-    gpu.read_back(out, bytes).map_err(|e| match e {
-        Error::Driver { source, .. } => Error::KernelFailed {
-            kernel: name.to_string(),
-            source,
-        },
-        other => other,
     })
 }
 

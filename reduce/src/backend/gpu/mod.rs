@@ -9,8 +9,7 @@ pub mod kernels;
 pub mod ptx;
 
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
-use crate::plan::{self, Pass, Sizes};
-use crate::version::Version;
+use crate::plan::{self, Job, SegmentOffsets, Work};
 pub use buffer::DeviceBuffer;
 use buffer::{Growing, PinnedBuffer};
 use cudarc::driver::{
@@ -125,17 +124,6 @@ struct Scratch {
     staging: Growing,
 }
 
-/// Where a segment kernel finds its offsets.
-#[derive(Clone, Copy, Debug)]
-pub enum SegmentOffsets<'a> {
-    /// Rows of equal length: no offsets.
-    None,
-    /// On the host: copied up (as `u64`) on the launch's stream before the launch.
-    Host(&'a [usize]),
-    /// Already on the device: `segments + 1` ascending `u64` offsets at this address.
-    Device(u64),
-}
-
 /// The GPU backend of a [`Reducer`](crate::Reducer).
 pub struct Gpu {
     ctx: Arc<CudaContext>,
@@ -168,18 +156,7 @@ fn on_context(ctx: &Arc<CudaContext>) -> Result<(DeviceInfo, Arc<Kernels>)> {
 }
 
 /// The largest result a reduction brings home (an `Arg<f64>`), rounded up.
-const RESULT_BYTES: usize = 64;
-
-/// Where a reduction reads its input and writes its result.
-#[derive(Clone, Copy, Debug)]
-pub struct Target {
-    /// Device address and number of elements.
-    pub input: u64,
-    pub len: usize,
-    /// Device address of the result(s).
-    pub output: u64,
-    pub output_len: usize,
-}
+pub(crate) const RESULT_BYTES: usize = 64;
 
 impl Gpu {
     /// GPU `ordinal`, its default stream, the embedded kernels.
@@ -261,191 +238,172 @@ impl Gpu {
         ))
     }
 
-    /// The passes of `version` over `len` elements with `block` threads, on the whole GPU or
-    /// at most `max_blocks` blocks.
-    pub fn plan(
+    /// Blocks of `block` threads with `shared_bytes` of shared memory of the kernel `name` that
+    /// the whole GPU runs at once (the driver's occupancy, for this very entry point), at most
+    /// `max_blocks`.
+    pub fn resident(
         &self,
-        version: Version,
         name: &str,
-        len: usize,
         block: u32,
-        sizes: Sizes,
+        shared_bytes: usize,
         max_blocks: Option<u32>,
-    ) -> Result<(CudaFunction, Vec<Pass>)> {
-        let shared = plan::shared_bytes(version, block, sizes);
-        let (function, mut resident) = self.kernel(name, block, shared)?;
-        if let Some(max) = max_blocks {
-            resident = resident.min(u64::from(max.max(1)));
-        }
-        let passes = plan::passes(version, len, block, sizes, resident)?;
-        Ok((function, passes))
+    ) -> Result<u64> {
+        let (_, resident) = self.kernel(name, block, shared_bytes)?;
+        Ok(max_blocks.map_or(resident, |max| resident.min(u64::from(max.max(1)))))
     }
 
-    /// Enqueues every pass of a whole-array reduction: reads `target.input`, writes the final
-    /// value to `target.output`. Nothing waits for the GPU.
-    pub fn enqueue(
-        &self,
-        name: &str,
-        function: &CudaFunction,
-        passes: &[Pass],
-        sizes: Sizes,
-        target: Target,
-    ) -> Result<()> {
-        self.enqueue_observed(name, function, passes, sizes, target, |_| Ok(()))
+    /// Enqueues every launch of `job`: reads `input` (the device address of `job.len` items)
+    /// and writes its results to `output`. Nothing waits for the GPU.
+    pub fn run(&self, job: &Job<'_>, input: u64, output: u64) -> Result<()> {
+        self.run_observed(job, input, output, |_| Ok(()))
     }
 
-    /// [`Gpu::enqueue`], calling `after_pass(k)` once pass `k` is enqueued (a benchmark records
-    /// an event there).
-    pub fn enqueue_observed(
+    /// [`Gpu::run`], calling `after_launch(k)` once launch `k` is enqueued (a benchmark
+    /// records an event there).
+    pub fn run_observed(
         &self,
-        name: &str,
-        function: &CudaFunction,
-        passes: &[Pass],
-        sizes: Sizes,
-        target: Target,
-        mut after_pass: impl FnMut(usize) -> Result<()>,
+        job: &Job<'_>,
+        input: u64,
+        output: u64,
+        mut after_launch: impl FnMut(usize) -> Result<()>,
     ) -> Result<()> {
+        let first = job.first_launch();
+        let (function, _) = self.kernel(&job.kernel, first.block, first.shared_bytes)?;
         let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
         let scratch = &mut guard.0;
-        let first_grid = passes[0].shape.grid as usize;
-        let counters = scratch
-            .counters
-            .at_least(&self.stream, size_of::<u32>())?
-            .ptr();
-        let partials = scratch
-            .partials
-            .at_least(&self.stream, first_grid * sizes.accumulator)?
-            .ptr();
-        let mut between = [0u64; 2];
-        if passes.len() > 1 {
-            for (k, buffer) in scratch.passes.iter_mut().enumerate() {
-                between[k] = buffer
-                    .at_least(&self.stream, first_grid * sizes.element)?
+        match &job.work {
+            Work::Passes {
+                passes,
+                sizes,
+                results,
+            } => {
+                let first_grid = first.grid as usize;
+                let counters = scratch
+                    .counters
+                    .at_least(&self.stream, size_of::<u32>())?
                     .ptr();
+                let partials = scratch
+                    .partials
+                    .at_least(&self.stream, first_grid * sizes.accumulator)?
+                    .ptr();
+                let mut between = [0u64; 2];
+                if passes.len() > 1 {
+                    for (k, buffer) in scratch.passes.iter_mut().enumerate() {
+                        between[k] = buffer
+                            .at_least(&self.stream, first_grid * sizes.element)?
+                            .ptr();
+                    }
+                }
+                let mut input = input;
+                for (k, pass) in passes.iter().enumerate() {
+                    let last = k + 1 == passes.len();
+                    let (to, to_len) = if last {
+                        (output, *results)
+                    } else {
+                        (between[k % 2], pass.shape.grid as usize)
+                    };
+                    let pointers = Pointers {
+                        input,
+                        partials,
+                        retired: counters,
+                        output: to,
+                        offsets: 0,
+                    };
+                    let params = Params {
+                        len: pass.len as u64,
+                        partials_len: first_grid as u64,
+                        retired_len: 1,
+                        output_len: to_len as u64,
+                        ..Params::default()
+                    };
+                    self.launch(&job.kernel, &function, pass.shape, pointers, params)?;
+                    after_launch(k)?;
+                    input = to;
+                }
+                Ok(())
+            }
+            Work::Shape {
+                plan,
+                sizes,
+                offsets,
+                segments,
+                segment_len,
+                results,
+            } => {
+                let counters = scratch
+                    .counters
+                    .at_least(&self.stream, plan.counters.max(1) * size_of::<u32>())?
+                    .ptr();
+                let partials = scratch
+                    .partials
+                    .at_least(&self.stream, plan.partials.max(1) * sizes.accumulator)?
+                    .ptr();
+                let offsets = match *offsets {
+                    SegmentOffsets::Device(ptr) => ptr,
+                    SegmentOffsets::Host(offsets) => {
+                        let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+                        let bytes = crate::bytes::bytes_of(&wide);
+                        let buffer = scratch.offsets.at_least(&self.stream, bytes.len())?;
+                        // SAFETY: `buffer` holds at least `bytes.len()` bytes, used only on
+                        // this stream; a copy from pageable memory has read `bytes` when the
+                        // call returns.
+                        unsafe {
+                            result::memcpy_htod_async(buffer.ptr(), bytes, self.stream.cu_stream())
+                        }
+                        .doing(|| "copying the segment offsets to the GPU".into())?;
+                        buffer.ptr()
+                    }
+                    SegmentOffsets::None => 0,
+                };
+                let pointers = Pointers {
+                    input,
+                    partials,
+                    retired: counters,
+                    output,
+                    offsets,
+                };
+                let params = Params {
+                    len: job.len as u64,
+                    partials_len: plan.partials as u64,
+                    retired_len: plan.counters as u64,
+                    output_len: *results as u64,
+                    segments: *segments as u64,
+                    segment_len: *segment_len as u64,
+                    split: plan.split as u64,
+                };
+                self.launch(&job.kernel, &function, plan.launch, pointers, params)?;
+                after_launch(0)
+            }
+            Work::Single {
+                shape,
+                partials_bytes,
+            } => {
+                let counters = scratch
+                    .counters
+                    .at_least(&self.stream, size_of::<u32>())?
+                    .ptr();
+                let partials = scratch
+                    .partials
+                    .at_least(&self.stream, (*partials_bytes).max(1))?
+                    .ptr();
+                let pointers = Pointers {
+                    input,
+                    partials,
+                    retired: counters,
+                    output,
+                    offsets: 0,
+                };
+                let params = Params {
+                    len: job.len as u64,
+                    partials_len: u64::from(shape.grid),
+                    retired_len: 1,
+                    output_len: 1,
+                    ..Params::default()
+                };
+                self.launch(&job.kernel, &function, *shape, pointers, params)?;
+                after_launch(0)
             }
         }
-        let mut input = target.input;
-        for (k, pass) in passes.iter().enumerate() {
-            let last = k + 1 == passes.len();
-            let (output, output_len) = if last {
-                (target.output, target.output_len)
-            } else {
-                (between[k % 2], pass.shape.grid as usize)
-            };
-            let pointers = Pointers {
-                input,
-                partials,
-                retired: counters,
-                output,
-                offsets: 0,
-            };
-            let sizes = Params {
-                len: pass.len as u64,
-                partials_len: first_grid as u64,
-                retired_len: 1,
-                output_len: output_len as u64,
-                ..Params::default()
-            };
-            self.launch(name, function, pass.shape, pointers, sizes)?;
-            after_pass(k)?;
-            input = output;
-        }
-        Ok(())
-    }
-
-    /// Enqueues a shape kernel's launch (`plan`) over `input` (`len` elements), with `offsets`
-    /// for segments, writing `results` results to `output`. `(segments, segment_len)` are the
-    /// kernel's `Params` fields of those names.
-    #[allow(clippy::too_many_arguments)]
-    pub fn enqueue_shape(
-        &self,
-        name: &str,
-        function: &CudaFunction,
-        plan: &crate::shape::ShapePlan,
-        sizes: Sizes,
-        (input, len): (u64, usize),
-        offsets: SegmentOffsets<'_>,
-        (segments, segment_len): (usize, usize),
-        (output, results): (u64, usize),
-    ) -> Result<()> {
-        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
-        let scratch = &mut guard.0;
-        let counters = scratch
-            .counters
-            .at_least(&self.stream, plan.counters.max(1) * size_of::<u32>())?
-            .ptr();
-        let partials = scratch
-            .partials
-            .at_least(&self.stream, plan.partials.max(1) * sizes.accumulator)?
-            .ptr();
-        let offsets_ptr = match offsets {
-            SegmentOffsets::Device(ptr) => ptr,
-            SegmentOffsets::Host(offsets) => {
-                let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-                let bytes = crate::element::bytes_of(&wide);
-                let buffer = scratch.offsets.at_least(&self.stream, bytes.len())?;
-                // SAFETY: `buffer` holds at least `bytes.len()` bytes, used only on this
-                // stream; a copy from pageable memory has read `bytes` when the call returns.
-                unsafe { result::memcpy_htod_async(buffer.ptr(), bytes, self.stream.cu_stream()) }
-                    .doing(|| "copying the segment offsets to the GPU".into())?;
-                buffer.ptr()
-            }
-            SegmentOffsets::None => 0,
-        };
-        let pointers = Pointers {
-            input,
-            partials,
-            retired: counters,
-            output,
-            offsets: offsets_ptr,
-        };
-        let params = Params {
-            len: len as u64,
-            partials_len: plan.partials as u64,
-            retired_len: plan.counters as u64,
-            output_len: results as u64,
-            segments: segments as u64,
-            segment_len: segment_len as u64,
-            split: plan.split as u64,
-        };
-        self.launch(name, function, plan.launch, pointers, params)
-    }
-
-    /// One launch of a single-pass kernel that needs `partials_bytes` of scratch and one ticket
-    /// counter (the reproducible kernels), over `target`.
-    pub fn enqueue_single(
-        &self,
-        name: &str,
-        function: &CudaFunction,
-        shape: plan::LaunchShape,
-        partials_bytes: usize,
-        target: Target,
-    ) -> Result<()> {
-        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
-        let scratch = &mut guard.0;
-        let counters = scratch
-            .counters
-            .at_least(&self.stream, size_of::<u32>())?
-            .ptr();
-        let partials = scratch
-            .partials
-            .at_least(&self.stream, partials_bytes.max(1))?
-            .ptr();
-        let pointers = Pointers {
-            input: target.input,
-            partials,
-            retired: counters,
-            output: target.output,
-            offsets: 0,
-        };
-        let params = Params {
-            len: target.len as u64,
-            partials_len: u64::from(shape.grid),
-            retired_len: 1,
-            output_len: target.output_len as u64,
-            ..Params::default()
-        };
-        self.launch(name, function, shape, pointers, params)
     }
 
     /// A device buffer for `bytes` bytes of results on their way to the host.
@@ -547,13 +505,13 @@ impl Gpu {
 
     /// Copies `data` to the staging buffer (see [`Gpu::upload`]).
     pub fn upload_elements<T: crate::element::Element>(&self, data: &[T]) -> Result<u64> {
-        self.upload(crate::element::bytes_of(data))
+        self.upload(crate::bytes::bytes_of(data))
     }
 
     /// A device copy of `data`, owned by the caller.
     pub fn copy_to_device<T: crate::element::Element>(&self, data: &[T]) -> Result<DeviceBuffer> {
         let (free, _) = self.memory()?;
-        let bytes = crate::element::bytes_of(data);
+        let bytes = crate::bytes::bytes_of(data);
         if bytes.len() > free {
             return Err(Error::OutOfMemory {
                 what: format!("a copy of {} MiB", bytes.len() >> 20),

@@ -7,9 +7,8 @@
 //! later), and partials and outputs start every launch as garbage.
 
 use crate::error::{Error, Result};
-use crate::plan::{self, LaunchShape, Pass, Sizes};
-use crate::shape::ShapePlan;
-use crate::version::Version;
+use crate::plan::shapes::ShapePlan;
+use crate::plan::{self, Job, LaunchShape, Pass, SegmentOffsets, Sizes, Work};
 use kernels_gpu::params::SimEntry;
 use kernels_gpu::params::{Launch, Params};
 use simt::{Access, LaunchConfig, LaunchStats, Region, Schedule};
@@ -123,23 +122,65 @@ impl Sim {
             .ok_or_else(|| Error::Kernels(format!("the simulator has no kernel `{name}`")))
     }
 
-    /// The passes of `version` over `len` elements with `block` threads, on a GPU of
-    /// [`SIM_MULTIPROCESSORS`] (or `max_blocks` blocks, if fewer).
-    pub fn plan(
-        &self,
-        version: Version,
-        len: usize,
-        block: u32,
-        sizes: Sizes,
-        max_blocks: Option<u32>,
-    ) -> Result<Vec<Pass>> {
-        plan::passes(
-            version,
-            len,
-            block,
-            sizes,
-            self.resident_blocks(block, max_blocks),
-        )
+    /// Runs every launch of `job` over `input` (the bytes of `job.len` items) and returns the
+    /// bytes of its results.
+    pub fn run(&self, job: &Job<'_>, input: &[u8]) -> Result<Vec<u8>> {
+        let out_bytes = job.output_bytes();
+        match &job.work {
+            Work::Passes {
+                passes,
+                sizes,
+                results,
+            } => self.run_passes(
+                &job.kernel,
+                passes,
+                *sizes,
+                input,
+                job.len,
+                *results,
+                out_bytes,
+            ),
+            Work::Single {
+                shape,
+                partials_bytes,
+            } => self.run_single(
+                &job.kernel,
+                *shape,
+                *partials_bytes,
+                input,
+                job.len,
+                out_bytes,
+            ),
+            Work::Shape {
+                plan,
+                sizes,
+                offsets,
+                segments,
+                segment_len,
+                results,
+            } => {
+                let offsets = match *offsets {
+                    SegmentOffsets::None => None,
+                    SegmentOffsets::Host(offsets) => Some(offsets),
+                    SegmentOffsets::Device(_) => {
+                        return Err(Error::WrongDevice(
+                            "the simulator reads segment offsets from host memory".into(),
+                        ));
+                    }
+                };
+                self.run_shape(
+                    &job.kernel,
+                    plan,
+                    *sizes,
+                    input,
+                    job.len,
+                    offsets,
+                    (*segments, *segment_len),
+                    *results,
+                    out_bytes,
+                )
+            }
+        }
     }
 
     /// Blocks of `block` threads the simulated GPU runs at once (at most `max_blocks`).
@@ -170,7 +211,7 @@ impl Sim {
     /// Runs every pass of a whole-array reduction over `input` (the bytes of `len` elements)
     /// and returns the bytes of its `out_len` results (`out_bytes` in all).
     #[allow(clippy::too_many_arguments)]
-    pub fn run(
+    fn run_passes(
         &self,
         name: &str,
         passes: &[Pass],
@@ -239,7 +280,7 @@ impl Sim {
     /// Runs one launch of a single-pass kernel that needs `partials_bytes` of scratch and one
     /// counter (the reproducible kernels) over `input` (the bytes of `len` elements) and
     /// returns the `out_bytes` bytes of its result.
-    pub fn run_single(
+    fn run_single(
         &self,
         name: &str,
         shape: LaunchShape,
@@ -283,7 +324,7 @@ impl Sim {
     /// bytes of its `results` results (`out_bytes` in all). `(segments, segment_len)` are the
     /// kernel's `Params` fields of those names; `offsets` the segments' offsets, if any.
     #[allow(clippy::too_many_arguments)]
-    pub fn run_shape(
+    fn run_shape(
         &self,
         name: &str,
         plan: &ShapePlan,

@@ -1,53 +1,12 @@
-//! Launch shapes: how many blocks of how many threads, with how much shared memory, for each
-//! pass of a version over `len` elements.
+//! The versions' plans for a whole array: the passes of a version over `len` elements (each
+//! over the values the pass before wrote, until one is left), their shared memory and grids.
 
+use super::job::{Job, Work};
+use super::launch::{LaunchShape, MAX_GRID, Pass, Sizes, shared_bytes_of};
 use crate::error::Error;
 use crate::version::Version;
-use kernels_gpu::launch::{BLOCK_SIZES, RESIDENT_THREADS_PER_SM, WARP_SIZE, elements_per_vector};
-use kernels_gpu::policy::{BlockParam, Grid, Output, Shared};
-
-/// The shape of one launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchShape {
-    /// Blocks (`gridDim.x`).
-    pub grid: u32,
-    /// Threads per block (`blockDim.x`).
-    pub block: u32,
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: usize,
-}
-
-/// One launch of a reduction: how many elements it reads and its shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pass {
-    /// The elements it reads.
-    pub len: usize,
-    /// Its launch shape.
-    pub shape: LaunchShape,
-}
-
-/// The largest `gridDim.x` CUDA accepts.
-pub const MAX_GRID: u64 = (1 << 31) - 1;
-
-/// The sizes a launch depends on: the element's and the accumulator's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sizes {
-    /// Bytes per element.
-    pub element: usize,
-    /// Bytes per accumulator (the kernel's running value; an argmin's or argmax's carries the
-    /// index with it).
-    pub accumulator: usize,
-}
-
-impl Sizes {
-    /// The sizes for operation `O` over element type `T`.
-    pub fn of<T: crate::element::Element, O: crate::op::Operation<T>>() -> Sizes {
-        Sizes {
-            element: size_of::<T>(),
-            accumulator: size_of::<<O as kernels_gpu::ops::Reduction<T::Kernel>>::Acc>(),
-        }
-    }
-}
+use kernels_gpu::launch::{BLOCK_SIZES, elements_per_vector};
+use kernels_gpu::policy::{BlockParam, Grid, Output};
 
 /// The entry point of `version` for `T`, `O` and `block` (`reduce_v8_f32_sum`).
 pub fn entry_name<T: crate::element::Element, O: crate::op::Operation<T>>(
@@ -58,6 +17,37 @@ pub fn entry_name<T: crate::element::Element, O: crate::op::Operation<T>>(
         .info()
         .entry_point(T::DTYPE.name(), O::KIND.name(), block)
         .to_string()
+}
+
+/// The job of `version` reducing `len` elements (`len > 0`) of `T` with `O` in blocks of
+/// `block` threads, on a device that runs `resident` blocks of its kernel at once (the
+/// backend's `resident`): every pass, the last writing one result.
+///
+/// ```
+/// use reduce_rs::{Version, ops::Sum, plan};
+/// let job = plan::whole::<f32, Sum>(Version::find("v0")?, 1 << 20, 256, 1056)?;
+/// assert_eq!(job.kernel, "reduce_v0_f32_sum");
+/// let plan::Work::Passes { passes, .. } = &job.work else { unreachable!() };
+/// assert_eq!(passes.len(), 3); // 4096 blocks, then 16, then 1
+/// # Ok::<(), reduce_rs::Error>(())
+/// ```
+pub fn whole<T: crate::element::Element, O: crate::op::Operation<T>>(
+    version: Version,
+    len: usize,
+    block: u32,
+    resident: u64,
+) -> Result<Job<'static>, Error> {
+    let sizes = Sizes::of::<T, O>();
+    Ok(Job {
+        kernel: entry_name::<T, O>(version, block),
+        len,
+        result_bytes: size_of::<O::Device>(),
+        work: Work::Passes {
+            passes: passes(version, len, block, sizes, resident)?,
+            sizes,
+            results: 1,
+        },
+    })
 }
 
 /// Checks a block size for `version`: a supported size, and one the version is built for.
@@ -76,24 +66,6 @@ pub fn check_block(version: Version, block: u32) -> Result<(), Error> {
 /// Dynamic shared memory one block of `block` threads of `version` needs.
 pub fn shared_bytes(version: Version, block: u32, sizes: Sizes) -> usize {
     shared_bytes_of(version.info().shared, block, sizes, 0)
-}
-
-/// Dynamic shared memory one block of `block` threads needs for what a kernel declared it
-/// holds (`tile_accumulators`: the columns of a column kernel's tile).
-pub fn shared_bytes_of(
-    shared: Shared,
-    block: u32,
-    sizes: Sizes,
-    tile_accumulators: usize,
-) -> usize {
-    let with_ticket = |bytes: usize| bytes.next_multiple_of(align_of::<u32>()) + size_of::<u32>();
-    match shared {
-        Shared::Nothing => 0,
-        Shared::PerThread => block as usize * sizes.element,
-        Shared::PerWarp => (block / WARP_SIZE) as usize * sizes.accumulator,
-        Shared::PerWarpAndTicket => with_ticket((block / WARP_SIZE) as usize * sizes.accumulator),
-        Shared::ColumnTileAndTicket => with_ticket(tile_accumulators.max(1) * sizes.accumulator),
-    }
 }
 
 /// The launch of one pass over `len` elements, on a device that keeps `resident_blocks` blocks
@@ -163,13 +135,6 @@ pub fn block_in_name(version: Version) -> bool {
     version.info().block == BlockParam::Const
 }
 
-/// Blocks of `block` threads a device of `multiprocessors` SMs runs at once when nothing but
-/// threads limits it. The GPU backend asks the driver instead, which also counts registers and
-/// shared memory; the simulator uses this.
-pub fn resident_blocks(multiprocessors: u32, block: u32) -> u64 {
-    u64::from(multiprocessors) * u64::from((RESIDENT_THREADS_PER_SM / block).max(1))
-}
-
 /// Upper bound on the number of additions any element goes through in these passes, for the
 /// float error bound: per pass, the values a thread adds one after another, then the block's
 /// tree (log2 of the block); for single-pass versions, the last block's fold of the partials
@@ -194,6 +159,7 @@ pub fn additions_per_element(version: Version, passes: &[Pass]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::launch::resident_blocks;
     use super::*;
 
     fn v(name: &str) -> Version {

@@ -1,0 +1,73 @@
+//! What every plan is made of: the shape of one launch, one pass, the sizes a launch depends on,
+//! and what a block's shared memory and the device's resident blocks come to.
+
+use kernels_gpu::launch::{RESIDENT_THREADS_PER_SM, WARP_SIZE};
+use kernels_gpu::policy::Shared;
+
+/// The shape of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks (`gridDim.x`).
+    pub grid: u32,
+    /// Threads per block (`blockDim.x`).
+    pub block: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: usize,
+}
+
+/// One launch of a reduction: how many elements it reads and its shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    /// The elements it reads.
+    pub len: usize,
+    /// Its launch shape.
+    pub shape: LaunchShape,
+}
+
+/// The largest `gridDim.x` CUDA accepts.
+pub const MAX_GRID: u64 = (1 << 31) - 1;
+
+/// The sizes a launch depends on: the element's and the accumulator's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    /// Bytes per element.
+    pub element: usize,
+    /// Bytes per accumulator (the kernel's running value; an argmin's or argmax's carries the
+    /// index with it).
+    pub accumulator: usize,
+}
+
+impl Sizes {
+    /// The sizes for operation `O` over element type `T`.
+    pub fn of<T: crate::element::Element, O: crate::op::Operation<T>>() -> Sizes {
+        Sizes {
+            element: size_of::<T>(),
+            accumulator: size_of::<<O as kernels_gpu::ops::Reduction<T::Kernel>>::Acc>(),
+        }
+    }
+}
+
+/// Dynamic shared memory one block of `block` threads needs for what a kernel declared it
+/// holds (`tile_accumulators`: the columns of a column kernel's tile).
+pub fn shared_bytes_of(
+    shared: Shared,
+    block: u32,
+    sizes: Sizes,
+    tile_accumulators: usize,
+) -> usize {
+    let with_ticket = |bytes: usize| bytes.next_multiple_of(align_of::<u32>()) + size_of::<u32>();
+    match shared {
+        Shared::Nothing => 0,
+        Shared::PerThread => block as usize * sizes.element,
+        Shared::PerWarp => (block / WARP_SIZE) as usize * sizes.accumulator,
+        Shared::PerWarpAndTicket => with_ticket((block / WARP_SIZE) as usize * sizes.accumulator),
+        Shared::ColumnTileAndTicket => with_ticket(tile_accumulators.max(1) * sizes.accumulator),
+    }
+}
+
+/// Blocks of `block` threads a device of `multiprocessors` SMs runs at once when nothing but
+/// threads limits it. The GPU backend asks the driver instead, which also counts registers and
+/// shared memory; the simulator uses this.
+pub fn resident_blocks(multiprocessors: u32, block: u32) -> u64 {
+    u64::from(multiprocessors) * u64::from((RESIDENT_THREADS_PER_SM / block).max(1))
+}
