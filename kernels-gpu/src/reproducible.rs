@@ -25,7 +25,8 @@
 //!   merge, since merges are exact only for renormalised states.
 //! - **Merges instead of additions**: the warp shuffles move a state as 7 (14) words, the
 //!   block and the last block [`Binned::merge`] them; the last block converts the merged state
-//!   to a float once ([`Binned::value`], added up in `f64` in a fixed order).
+//!   to a float once ([`Binned::value`], added up in double-double `f64` in a fixed order,
+//!   rounded once).
 //! - **Non-finite values on the side**: a batch with a NaN or an infinity leaves a non-finite
 //!   top fold (checked once per batch); it is then read again, its NaNs and infinities are
 //!   added to a separate `special` sum, and the thread's folds are dropped (the result is the

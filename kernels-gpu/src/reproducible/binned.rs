@@ -352,7 +352,8 @@ impl<F: BinnedFloat> Binned<F> {
 
     /// The sum, rounded once: the sum of the non-finite values if there were any (a NaN as
     /// [`BinnedFloat::NAN`]), `+0.0` for an empty state, else the folds and carries added up
-    /// in a fixed order (in `f64`, coarsest first). The state must be renormalised.
+    /// in a fixed order (in double-double `f64`, coarsest first) and rounded once to `F`. The
+    /// state must be renormalised.
     pub fn value(&self) -> F {
         if self.has_special() {
             return if self.special.is_nan() {
@@ -490,28 +491,83 @@ macro_rules! binned_float {
     };
 }
 
-/// The value of an `f32` state, CUB's `conv_binned_to_float`: every term exact, added up in
-/// `f64` coarsest first, rounded once to `f32`.
+/// A sum of exact `f64` terms kept as `hi + lo`: each addition's rounding error, exact by
+/// Knuth's TwoSum, goes to `lo`. The conversions add a state's terms up in it, so that their
+/// value is the state's exact sum rounded once, up to an error below 2^-100 of the terms'
+/// magnitudes (one `f64` alone would leave up to 2^-53 of them per addition).
+#[derive(Clone, Copy)]
+struct Accurate {
+    hi: f64,
+    lo: f64,
+}
+
+impl Accurate {
+    const ZERO: Self = Accurate { hi: 0.0, lo: 0.0 };
+
+    #[inline(always)]
+    fn add(&mut self, term: f64) {
+        let (sum, error) = two_sum(self.hi, term);
+        self.hi = sum;
+        self.lo += error;
+    }
+
+    /// The sum, rounded once to `f64`.
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.hi + self.lo
+    }
+
+    /// The sum, rounded once to `f32`: rounded to `f64` *to odd* first (an inexact result gets
+    /// its last bit set), which a second rounding to fewer than 52 bits never turns into a
+    /// double rounding.
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        let (sum, error) = two_sum(self.hi, self.lo);
+        let bits = sum.to_bits();
+        let bits = if error == 0.0 || bits & 1 == 1 {
+            bits
+        } else if (error > 0.0) == (sum > 0.0) {
+            // The odd neighbour on the side of the exact value: away from zero...
+            bits.wrapping_add(1)
+        } else {
+            // ...or towards it.
+            bits.wrapping_sub(1)
+        };
+        f64::from_bits(bits) as f32
+    }
+}
+
+/// `a + b` rounded, and the error of that rounding (exact, barring overflow).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let sum = a + b;
+    let b_part = sum - a;
+    let error = (a - (sum - b_part)) + (b - b_part);
+    (sum, error)
+}
+
+/// The value of an `f32` state, CUB's `conv_binned_to_float` with one rounding: every term
+/// exact in `f64`, added up coarsest first ([`Accurate`]), rounded once to `f32`.
 fn convert_f32(state: &Binned<f32>) -> f32 {
     let expansion = 2.0 * f64::from(f32::HALF_EXPANSION);
     let terms = |fold: usize| state.fold_terms(fold);
-    let mut sum = 0.0f64;
+    let mut sum = Accurate::ZERO;
     let mut fold = 1;
     if state.index() == 0 {
-        sum += terms(0).1 * expansion;
-        sum += terms(1).1;
-        sum += terms(0).0 * expansion;
+        sum.add(terms(0).1 * expansion);
+        sum.add(terms(1).1);
+        sum.add(terms(0).0 * expansion);
         fold = 2;
     } else {
-        sum += terms(0).1;
+        sum.add(terms(0).1);
     }
     while fold < FOLDS {
-        sum += terms(fold).1;
-        sum += terms(fold - 1).0;
+        sum.add(terms(fold).1);
+        sum.add(terms(fold - 1).0);
         fold += 1;
     }
-    sum += terms(FOLDS - 1).0;
-    sum as f32
+    sum.add(terms(FOLDS - 1).0);
+    sum.to_f32()
 }
 
 binned_float!(
@@ -529,57 +585,44 @@ binned_float!(
     convert: convert_f64
 );
 
-/// The value of an `f64` state, CUB's `conv_binned_to_double` with its scale fixed: states
-/// whose top folds are near the top of the range are added up scaled down by 2^-66 and scaled
-/// back by 2^66 (CUB scales back by 2^-66 again, so sums above ~2^904 come out 2^132 too small).
+/// The value of an `f64` state, CUB's `conv_binned_to_double` with one rounding and its
+/// scale fixed: the terms added up coarsest first ([`Accurate`]); for states whose top folds
+/// are near the top of the range, scaled down by 2^-66 first (exactly: their finest terms are
+/// far above the subnormals) and the rounded sum scaled back by 2^66 (CUB scales back by 2^-66
+/// again, so sums above ~2^904 come out 2^132 too small).
 fn convert_f64(state: &Binned<f64>) -> f64 {
     const SCALED_UP_TO: i32 = 3 * 53 / 40;
-    let scale_down = f64::from_bits((1023 - 66) << 52); // 2^-66
-    let scale_up = f64::from_bits((1023 + 66) << 52); // 2^66
-    let expansion = 2.0 * f64::HALF_EXPANSION;
     let index = state.index();
+    let scaled = index <= SCALED_UP_TO;
+    let down = if scaled {
+        f64::from_bits((1023 - 66) << 52) // 2^-66
+    } else {
+        1.0
+    };
+    let expansion = 2.0 * f64::HALF_EXPANSION;
     let terms = |fold: usize| state.fold_terms(fold);
-    let mut sum = 0.0f64;
-    if index > SCALED_UP_TO {
-        sum += terms(0).1;
-        let mut fold = 1;
-        while fold < FOLDS {
-            sum += terms(fold).1;
-            sum += terms(fold - 1).0;
-            fold += 1;
-        }
-        return sum + terms(FOLDS - 1).0;
-    }
-    let scaled = (SCALED_UP_TO - index).clamp(0, FOLDS as i32) as usize;
-    let mut fold;
+    let mut sum = Accurate::ZERO;
+    let mut fold = 1;
     if index == 0 {
-        sum += terms(0).1 * scale_down * expansion;
-        sum += terms(1).1 * scale_down;
-        sum += terms(0).0 * scale_down * expansion;
+        sum.add(terms(0).1 * down * expansion);
+        sum.add(terms(1).1 * down);
+        sum.add(terms(0).0 * down * expansion);
         fold = 2;
     } else {
-        sum += terms(0).1 * scale_down;
-        fold = 1;
+        sum.add(terms(0).1 * down);
     }
-    while fold < scaled {
-        sum += terms(fold).1 * scale_down;
-        sum += terms(fold - 1).0 * scale_down;
-        fold += 1;
-    }
-    if fold == FOLDS {
-        sum += terms(FOLDS - 1).0 * scale_down;
-        return sum * scale_up;
-    }
-    if !(sum * scale_up).is_finite() {
-        return sum * scale_up;
-    }
-    sum *= scale_up;
     while fold < FOLDS {
-        sum += terms(fold).1;
-        sum += terms(fold - 1).0;
+        sum.add(terms(fold).1 * down);
+        sum.add(terms(fold - 1).0 * down);
         fold += 1;
     }
-    sum + terms(FOLDS - 1).0
+    sum.add(terms(FOLDS - 1).0 * down);
+    let value = sum.to_f64();
+    if scaled {
+        value * f64::from_bits((1023 + 66) << 52) // 2^66: exact, or the overflow to ±inf
+    } else {
+        value
+    }
 }
 
 /// Moves between lanes, shared and global memory as its words, part after part (a warp
@@ -624,5 +667,43 @@ impl<F: BinnedFloat> Value for Binned<F> {
             carry: [part(3), part(4), part(5)],
             special: part(6),
         }
+    }
+}
+
+#[cfg(test)]
+mod accurate_tests {
+    use super::Accurate;
+
+    fn sum_of(terms: [f64; 3]) -> Accurate {
+        let mut sum = Accurate::ZERO;
+        for term in terms {
+            sum.add(term);
+        }
+        sum
+    }
+
+    #[test]
+    fn the_sum_is_rounded_once() {
+        // 1 + 2^-24 is the midpoint of two f32s, 1 + 2^-53 of two f64s: what lies past it
+        // decides, where rounding the f64 sum first (to f32) or each addition (to f64) ties.
+        assert_eq!(
+            sum_of([1.0, 2f64.powi(-24), 2f64.powi(-80)]).to_f32(),
+            1.0 + 2f32.powi(-23)
+        );
+        assert_eq!(
+            sum_of([-1.0, -2f64.powi(-24), 2f64.powi(-80)]).to_f32(),
+            -1.0
+        );
+        assert_eq!(
+            sum_of([1.0, 2f64.powi(-53), 2f64.powi(-60)]).to_f64(),
+            1.0 + 2f64.powi(-52)
+        );
+        assert_eq!(
+            sum_of([-1.0, -2f64.powi(-53), 2f64.powi(-60)]).to_f64(),
+            -1.0
+        );
+        // Exact sums come out as they are, ties to even.
+        assert_eq!(sum_of([1.0, 2f64.powi(-24), 0.0]).to_f32(), 1.0);
+        assert_eq!(sum_of([3.0, -3.0, 0.0]).to_f32().to_bits(), 0);
     }
 }
