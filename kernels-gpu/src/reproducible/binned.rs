@@ -9,7 +9,7 @@
 //! ```text
 //! fold i:  primary[i] = bin(T+i) + (multiples of ulp(bin(T+i)))    carry[i]: whole quarters of 2^E
 //!          └ one binade [1, 2)·2^E ┘
-//! T = index of the top fold (0 = the largest bin, MAX_INDEX = the smallest)
+//! T = index of the top fold (0 = the largest bin, MAX_INDEX = the smallest a state takes)
 //! special = sum of the non-finite inputs (0 when there were none)
 //! ```
 //! A bin is `1.5·2^E`, with `E` a multiple of [`BinnedFloat::BIN_WIDTH`] apart from fold to
@@ -22,6 +22,18 @@
 //!
 //! Which bins the three folds use depends only on the largest magnitude seen (the top index
 //! `T` is the smallest index any input needed), so that too is the same for any order.
+//!
+//! # The bottom of the range
+//! The bins `BIN_WIDTH` apart end at bin `MAX_INDEX + 1` (ulp 2^-144 for f32, 2^-1055 for
+//! f64); below it lies one more, the *bottom bin* `1.5·2^EMIN`, in the smallest normal binade,
+//! whose ulp is the smallest subnormal (2^-149, 2^-1074). Every float is a whole number of
+//! that ulp, so a fold there takes what reaches it exactly. The top index stops at
+//! `MAX_INDEX` (19 for f32, 50 for f64: every magnitude below 2^-119 or 2^-976), whose folds
+//! are `MAX_INDEX`, `MAX_INDEX + 1` and the bottom bin: the state of such values is their
+//! exact sum, subnormals included. Its last fold adds without the forced last bit
+//! ([`Binned::last_bit`]): there it would add one ulp more, and there is nothing to round.
+//! (CUB and ReproBLAS repeat bin `MAX_INDEX + 1` past it instead, so the last folds of the
+//! smallest states duplicate it, and everything below its ulp is rounded away.)
 //!
 //! # Rules that keep it exact
 //! - [`Binned::update`] to an index at least as coarse as every value deposited next;
@@ -59,7 +71,10 @@ pub trait BinnedFloat:
     const NAN: Self;
     /// Bits of exponent between one fold's bin and the next: 13 (f32), 40 (f64).
     const BIN_WIDTH: i32;
-    /// The index of the smallest bin (the bins past it are this one again): 20 (f32), 51 (f64).
+    /// The largest index a state takes (values of magnitude below `2^-119` (f32) or `2^-976`
+    /// (f64) all take it): 19 (f32), 50 (f64). Its folds are bins `MAX_INDEX`, `MAX_INDEX + 1`
+    /// and the bottom bin `MAX_INDEX + 2`, whose ulp is the smallest subnormal: the state of
+    /// values that small is their exact sum.
     const MAX_INDEX: i32;
     /// Deposits a fold takes between two renormalisations: 512 (f32), 2048 (f64).
     const ENDURANCE: u32;
@@ -67,7 +82,9 @@ pub trait BinnedFloat:
     /// for f32, 2^-14 for f64), and what comes out is scaled back by twice `HALF_EXPANSION`.
     const COMPRESSION: Self;
     const HALF_EXPANSION: Self;
-    /// Bin `index` (`1.5·2^E`; bin 0 compressed; indices past `MAX_INDEX` clamp to it).
+    /// Bin `index` (`1.5·2^E`; bin 0 compressed). Bins 1 to `MAX_INDEX + 1` are `BIN_WIDTH`
+    /// bits apart; `MAX_INDEX + 2` and past is the bottom bin, `1.5·2^EMIN` (the smallest
+    /// normal binade, closer than `BIN_WIDTH` to the one above: no float is finer than its ulp).
     fn bin(index: i32) -> Self;
     /// The index of the state whose top primary is `primary` (the top fold's bin).
     fn index_of_primary(primary: Self) -> i32;
@@ -76,8 +93,14 @@ pub trait BinnedFloat:
     fn index_for(max_abs: Self) -> i32;
     /// Whether `primary` lies in the binade of bin 0 (the compressed one).
     fn in_top_bin(primary: Self) -> bool;
+    /// Whether `primary` lies in the binade of bin `MAX_INDEX` (a top fold whose last fold is
+    /// the bottom bin).
+    fn in_bottom_bin(primary: Self) -> bool;
     /// `x` with its last mantissa bit set: the value a fold rounds, never half-way.
     fn or_last_bit(self) -> Self;
+    /// `x` with `bit` (0 or 1) or-ed into its last mantissa bit: `or_last_bit` for 1, `x`
+    /// itself for 0.
+    fn or_bit(self, bit: u32) -> Self;
     /// `max(self, |x|)`, for a batch's largest magnitude (a NaN `x` is passed over).
     fn max_abs(self, x: Self) -> Self;
     fn is_finite(self) -> bool;
@@ -243,14 +266,35 @@ impl<F: BinnedFloat> Binned<F> {
         F::in_top_bin(self.primary[0])
     }
 
+    /// What the last fold's deposits or into the value they add ([`Self::deposit_with`]): 1,
+    /// so that the rounding to the fold's ulp is never half-way, except when the last fold is
+    /// the bottom bin (the top fold at `MAX_INDEX`): its ulp is the smallest subnormal, every
+    /// float is a whole number of it, and the deposit is exact as it is (a forced last bit
+    /// would add one more ulp). Constant from one [`Self::update`] to the next.
+    #[inline(always)]
+    pub fn last_bit(&self) -> u32 {
+        if F::in_bottom_bin(self.primary[0]) {
+            0
+        } else {
+            1
+        }
+    }
+
     /// Adds a finite `x` whose index is at least the state's (after [`Self::update`]), when the
     /// top fold is not bin 0. No renormalisation: the caller does one at least every
     /// [`BinnedFloat::ENDURANCE`] deposits.
     #[inline(always)]
     pub fn deposit(&mut self, x: F) {
+        self.deposit_with(x, self.last_bit());
+    }
+
+    /// [`Self::deposit`] with the state's [`Self::last_bit`] given (the kernel reads it once
+    /// per batch, after the update).
+    #[inline(always)]
+    pub fn deposit_with(&mut self, x: F, last_bit: u32) {
         let x = self.deposit_fold(0, x);
         let x = self.deposit_fold(1, x);
-        self.primary[2] = self.primary[2] + x.or_last_bit();
+        self.primary[2] = self.primary[2] + x.or_bit(last_bit);
     }
 
     /// [`Self::deposit`] when the top fold is bin 0: `x` goes in scaled by `COMPRESSION`, and
@@ -406,12 +450,15 @@ macro_rules! binned_float {
                 if index <= 0 {
                     return <$t>::from_bits($bin0);
                 }
-                let index = if index < $max_index {
+                // Past `MAX_INDEX + 1` the exponent would leave the normal range: the bottom
+                // bin (exponent 1) instead. The index is clamped first so that nothing overflows.
+                let index = if index < $max_index + 2 {
                     index
                 } else {
-                    $max_index
+                    $max_index + 2
                 };
-                let exponent = ($index_base - $w * index) as $bits;
+                let exponent = $index_base - $w * index;
+                let exponent = (if exponent > 1 { exponent } else { 1 }) as $bits;
                 <$t>::from_bits((exponent << ($mant - 1)) | (1 << ($mant - 2)))
             }
 
@@ -427,7 +474,12 @@ macro_rules! binned_float {
                 let exponent = (bits >> ($mant - 1)) as i32;
                 if exponent != 0 {
                     // Infinities and NaN: (base - (mask)) / w rounds -1/w to 0.
-                    return ($dindex_base - exponent) / $w;
+                    let index = ($dindex_base - exponent) / $w;
+                    return if index < $max_index {
+                        index
+                    } else {
+                        $max_index
+                    };
                 }
                 // Zero and subnormals: frexp's exponent is the mantissa's length minus the bias.
                 let frexp_exponent =
@@ -446,8 +498,19 @@ macro_rules! binned_float {
             }
 
             #[inline(always)]
+            fn in_bottom_bin(primary: Self) -> bool {
+                ((primary.to_bits() >> ($mant - 1)) & $emask) as i32
+                    == $index_base - $w * $max_index
+            }
+
+            #[inline(always)]
             fn or_last_bit(self) -> Self {
                 <$t>::from_bits(self.to_bits() | 1)
+            }
+
+            #[inline(always)]
+            fn or_bit(self, bit: u32) -> Self {
+                <$t>::from_bits(self.to_bits() | bit as $bits)
             }
 
             #[inline(always)]
@@ -571,14 +634,14 @@ fn convert_f32(state: &Binned<f32>) -> f32 {
 }
 
 binned_float!(
-    f32, u32, mantissa: 24, exponent_mask: 0xff, width: 13, max_index: 20, endurance: 512,
+    f32, u32, mantissa: 24, exponent_mask: 0xff, width: 13, max_index: 19, endurance: 512,
     index_base: 266, dindex_base: 254, max_exp: 128, subnormal_base: 149,
     bin0: 0x7f40_0000, top_exponent: 254,
     compression: 1.0 / 4096.0, half_expansion: 2048.0, nan: 0x7fc0_0000,
     convert: convert_f32
 );
 binned_float!(
-    f64, u64, mantissa: 53, exponent_mask: 0x7ff, width: 40, max_index: 51, endurance: 2048,
+    f64, u64, mantissa: 53, exponent_mask: 0x7ff, width: 40, max_index: 50, endurance: 2048,
     index_base: 2060, dindex_base: 2046, max_exp: 1024, subnormal_base: 1074,
     bin0: 0x7fe8_0000_0000_0000, top_exponent: 2046,
     compression: 1.0 / 16384.0, half_expansion: 8192.0, nan: 0x7ff8_0000_0000_0000,
