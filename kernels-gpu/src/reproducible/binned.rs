@@ -398,6 +398,7 @@ impl<F: BinnedFloat> Binned<F> {
     /// [`BinnedFloat::NAN`]), `+0.0` for an empty state, else the folds and carries added up
     /// in a fixed order (in double-double `f64`, coarsest first) and rounded once to `F`. The
     /// state must be renormalised.
+    #[inline(always)]
     pub fn value(&self) -> F {
         if self.has_special() {
             return if self.special.is_nan() {
@@ -537,6 +538,7 @@ macro_rules! binned_float {
                 (<$t>::from_bits(bits), carry + quarters as $t)
             }
 
+            #[inline(always)]
             fn convert(state: &Binned<Self>) -> Self {
                 $convert(state)
             }
@@ -611,25 +613,24 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 
 /// The value of an `f32` state, CUB's `conv_binned_to_float` with one rounding: every term
 /// exact in `f64`, added up coarsest first ([`Accurate`]), rounded once to `f32`.
+#[inline(always)]
 fn convert_f32(state: &Binned<f32>) -> f32 {
     let expansion = 2.0 * f64::from(f32::HALF_EXPANSION);
-    let terms = |fold: usize| state.fold_terms(fold);
+    // Written out fold by fold: an index that is a loop variable would put the state in local
+    // memory.
+    let (top, second, third) = (
+        state.fold_terms(0),
+        state.fold_terms(1),
+        state.fold_terms(2),
+    );
+    let scale = if state.index() == 0 { expansion } else { 1.0 };
     let mut sum = Accurate::ZERO;
-    let mut fold = 1;
-    if state.index() == 0 {
-        sum.add(terms(0).1 * expansion);
-        sum.add(terms(1).1);
-        sum.add(terms(0).0 * expansion);
-        fold = 2;
-    } else {
-        sum.add(terms(0).1);
-    }
-    while fold < FOLDS {
-        sum.add(terms(fold).1);
-        sum.add(terms(fold - 1).0);
-        fold += 1;
-    }
-    sum.add(terms(FOLDS - 1).0);
+    sum.add(top.1 * scale);
+    sum.add(second.1);
+    sum.add(top.0 * scale);
+    sum.add(third.1);
+    sum.add(second.0);
+    sum.add(third.0);
     sum.to_f32()
 }
 
@@ -653,6 +654,7 @@ binned_float!(
 /// are near the top of the range, scaled down by 2^-66 first (exactly: their finest terms are
 /// far above the subnormals) and the rounded sum scaled back by 2^66 (CUB scales back by 2^-66
 /// again, so sums above ~2^904 come out 2^132 too small).
+#[inline(always)]
 fn convert_f64(state: &Binned<f64>) -> f64 {
     const SCALED_UP_TO: i32 = 3 * 53 / 40;
     let index = state.index();
@@ -662,24 +664,24 @@ fn convert_f64(state: &Binned<f64>) -> f64 {
     } else {
         1.0
     };
-    let expansion = 2.0 * f64::HALF_EXPANSION;
-    let terms = |fold: usize| state.fold_terms(fold);
-    let mut sum = Accurate::ZERO;
-    let mut fold = 1;
-    if index == 0 {
-        sum.add(terms(0).1 * down * expansion);
-        sum.add(terms(1).1 * down);
-        sum.add(terms(0).0 * down * expansion);
-        fold = 2;
+    let expansion = if index == 0 {
+        2.0 * f64::HALF_EXPANSION
     } else {
-        sum.add(terms(0).1 * down);
-    }
-    while fold < FOLDS {
-        sum.add(terms(fold).1 * down);
-        sum.add(terms(fold - 1).0 * down);
-        fold += 1;
-    }
-    sum.add(terms(FOLDS - 1).0 * down);
+        1.0
+    };
+    // Written out fold by fold, as `convert_f32`.
+    let (top, second, third) = (
+        state.fold_terms(0),
+        state.fold_terms(1),
+        state.fold_terms(2),
+    );
+    let mut sum = Accurate::ZERO;
+    sum.add(top.1 * down * expansion);
+    sum.add(second.1 * down);
+    sum.add(top.0 * down * expansion);
+    sum.add(third.1 * down);
+    sum.add(second.0 * down);
+    sum.add(third.0 * down);
     let value = sum.to_f64();
     if scaled {
         value * f64::from_bits((1023 + 66) << 52) // 2^66: exact, or the overflow to ±inf
