@@ -19,6 +19,9 @@ pub trait HostElement: Element + fmt::Display {
     const SUM_MAX: f64;
     /// Uniformly random: floats in [-1, 1), integers over their whole range.
     fn random(rng: &mut ChaCha8Rng) -> Self;
+    /// Floats at the bottom of the range they are summed in (see `Pattern::Tiny`); integers:
+    /// as [`HostElement::random`].
+    fn tiny(rng: &mut ChaCha8Rng) -> Self;
     /// `small` as this type (small integers are exact in every type).
     fn from_small(small: i32) -> Self;
     /// The value, exactly for every type but the 64-bit integers beyond 2^53.
@@ -49,12 +52,18 @@ fn float_order(a: f64, b: f64) -> Ordering {
 }
 
 macro_rules! host_float {
-    ($t:ty, $sum:ty, $u:expr, $from:expr, $to:expr, $bits:ident) => {
+    ($t:ty, $sum:ty, $u:expr, $from:expr, $to:expr, $bits:ident, tiny: $top:literal..$bottom:literal) => {
         impl HostElement for $t {
             const SUM_ROUNDOFF: Option<f64> = Some($u);
             const SUM_MAX: f64 = <$sum>::MAX as f64;
             fn random(rng: &mut ChaCha8Rng) -> Self {
                 $from(rng.random_range(-1.0f64..1.0))
+            }
+            fn tiny(rng: &mut ChaCha8Rng) -> Self {
+                // [-1, 1) times 2^top·2^-k: two steps, as 2^-1075 is no f64.
+                let k = rng.random_range(0..$top - $bottom);
+                let x = rng.random_range(-1.0f64..1.0) * 2f64.powi($top);
+                $from(x * 2f64.powi(-k))
             }
             fn from_small(small: i32) -> Self {
                 $from(f64::from(small))
@@ -98,7 +107,8 @@ host_float!(
     f32::EPSILON as f64 / 2.0,
     |x: f64| x as f32,
     |x: f32| x as f64,
-    to_bits
+    to_bits,
+    tiny: -119..-150
 );
 host_float!(
     f64,
@@ -106,7 +116,8 @@ host_float!(
     f64::EPSILON / 2.0,
     |x: f64| x,
     |x: f64| x,
-    to_bits
+    to_bits,
+    tiny: -1000..-1075
 );
 host_float!(
     f16,
@@ -114,7 +125,8 @@ host_float!(
     f32::EPSILON as f64 / 2.0,
     f16::from_f64,
     f16::to_f64,
-    to_bits
+    to_bits,
+    tiny: -14..-25
 );
 host_float!(
     bf16,
@@ -122,7 +134,8 @@ host_float!(
     f32::EPSILON as f64 / 2.0,
     bf16::from_f64,
     bf16::to_f64,
-    to_bits
+    to_bits,
+    tiny: -119..-134
 );
 
 macro_rules! host_int {
@@ -131,6 +144,9 @@ macro_rules! host_int {
             const SUM_ROUNDOFF: Option<f64> = None;
             const SUM_MAX: f64 = <$t>::MAX as f64;
             fn random(rng: &mut ChaCha8Rng) -> Self {
+                rng.random()
+            }
+            fn tiny(rng: &mut ChaCha8Rng) -> Self {
                 rng.random()
             }
             fn from_small(small: i32) -> Self {

@@ -21,6 +21,11 @@ pub enum Pattern {
     Negative,
     /// Small integers in [1, 16], all above zero: a minimum whose identity is 0 comes out 0.
     Positive,
+    /// Floats at the bottom of the range of the type they are summed in, both signs,
+    /// magnitudes log-uniform down to the smallest subnormal: below 2^-119 (`f32`, `bf16`),
+    /// 2^-1000 (`f64`) or 2^-14 (`f16`, whose smallest are normal in `f32`). Integers: as
+    /// `Random`.
+    Tiny,
 }
 
 impl Pattern {
@@ -31,6 +36,7 @@ impl Pattern {
             Pattern::Formula => "formula",
             Pattern::Negative => "negative",
             Pattern::Positive => "positive",
+            Pattern::Tiny => "tiny",
         }
     }
 }
@@ -41,6 +47,7 @@ pub fn generate<T: HostElement>(pattern: Pattern, len: usize, seed: u64) -> Vec<
     let signed = T::from_small(-1).order(T::from_small(0)) == Ordering::Less;
     match pattern {
         Pattern::Random => (0..len).map(|_| T::random(&mut rng)).collect(),
+        Pattern::Tiny => (0..len).map(|_| T::tiny(&mut rng)).collect(),
         Pattern::SmallIntegers => {
             let (low, high) = if signed { (-8, 8) } else { (0, 16) };
             (0..len)
@@ -93,6 +100,13 @@ mod tests {
         let small: Vec<i32> = generate(Pattern::SmallIntegers, 1000, 7);
         assert!(small.iter().all(|x| (-8..=8).contains(x)));
         assert!(small.iter().any(|&x| x != small[0]));
+        let tiny: Vec<f32> = generate(Pattern::Tiny, 1000, 7);
+        assert!(tiny.iter().all(|x| x.abs() < 2f32.powi(-119)));
+        assert!(tiny.iter().any(|x| x.is_subnormal()) && tiny.iter().any(|x| x.is_normal()));
+        assert!(tiny.iter().any(|&x| x < 0.0) && tiny.iter().any(|&x| x > 0.0));
+        let tiny: Vec<f64> = generate(Pattern::Tiny, 1000, 7);
+        assert!(tiny.iter().all(|x| x.abs() < 2f64.powi(-1000)));
+        assert!(tiny.iter().any(|x| x.is_subnormal()) && tiny.iter().any(|x| x.is_normal()));
     }
 
     #[test]

@@ -25,7 +25,8 @@
 //!   merge, since merges are exact only for renormalised states.
 //! - **Merges instead of additions**: the warp shuffles move a state as 7 (14) words, the
 //!   block and the last block [`Binned::merge`] them; the last block converts the merged state
-//!   to a float once ([`Binned::value`], added up in `f64` in a fixed order).
+//!   to a float once ([`Binned::value`], added up in double-double `f64` in a fixed order,
+//!   rounded once).
 //! - **Non-finite values on the side**: a batch with a NaN or an infinity leaves a non-finite
 //!   top fold (checked once per batch); it is then read again, its NaNs and infinities are
 //!   added to a separate `special` sum, and the thread's folds are dropped (the result is the
@@ -46,10 +47,19 @@
 //! For a given input, the state after all deposits and merges, and so the result, is the same
 //! bits for every order, grid, block size and split: the sum of each fold is an exact
 //! integer, and which bins the folds use depends only on the largest magnitude. Each input is
-//! rounded on its own to the finest fold's ulp (at most `2^-26·max|x|` for f32, `2^-80·max|x|`
-//! for f64); those are summed exactly and converted once, so the error is at most
-//! `n·2^-26·max|x|` (f32) plus one rounding. `f16` and `bf16` are exact in `f32`
-//! and summed there; the integer types' means are summed as `f64` (each `i64` rounded once).
+//! rounded on its own to the finest fold's ulp: at most `2^-26·max|x|` for f32,
+//! `2^-80·max|x|` for f64, and not at all when `max|x|` is below `2^-119` (f32) or `2^-976`
+//! (f64), where the last fold is the bottom bin whose ulp is the smallest subnormal (see
+//! [`binned`]). Those are summed exactly and converted once (the state's terms added up in
+//! double-double, error below `2^-96·Σ|x|`, then one rounding), so
+//! `|error| ≤ n·2^-26·max|x| + 2^-96·Σ|x| + ulp/2` (f32; `n·2^-80·max|x|` for f64), for up to
+//! 2^32 (f32) or 2^63 (f64) inputs (past that the carries, floats of the type, could round).
+//! `f16` and `bf16` are exact in `f32` and summed there; the integer types' means are summed
+//! as `f64` (each `i64` rounded once).
+//!
+//! The bottom of the range costs nothing per element: the last fold's deposit `or`s a bit into
+//! the value it adds, 1 (never a tie) or 0 at the bottom bin (exact as it is), read from the
+//! state once per batch after its update.
 //!
 //! # CUB's bugs this avoids (see `notes/cub-research.md`)
 //! (a) an empty state is initialised by `update` (CUB sums garbage for all-zero inputs);

@@ -30,11 +30,18 @@
 //!   integer types (added up in `f64`, each 64-bit integer rounded to `f64` once): the same bits
 //!   for any launch and any split. Integer sums (exact, wrapping), `min`, `max`, `argmin` and
 //!   `argmax` are already order-independent, and unchanged.
-//! - Accuracy: each input is rounded, once and on its own, to the finest bin's ulp, at most
-//!   2^-26 (f32) or 2^-80 (f64) of the largest magnitude; these are summed exactly and the
-//!   total is rounded once. The error is at most `n·2^-26·max|x|` (f32; `n·2^-80·max|x|` for
-//!   f64) plus that rounding, and in practice (errors of both signs) far less: usually the
-//!   correctly rounded sum. `bench --accuracy` measures it.
+//! - Accuracy: each input is rounded, once and on its own, to the finest bin's ulp: by at most
+//!   2^-26 (f32) or 2^-80 (f64) of the largest magnitude, and not at all when every magnitude
+//!   is below 2^-119 (f32) or 2^-976 (f64): sums of subnormals and of the smallest normal
+//!   numbers are kept exactly, whatever their number and signs (the finest bin then has the
+//!   smallest subnormal for its ulp). These are summed exactly, and the total
+//!   is rounded once (the state's terms are added up in double-double first, which errs by
+//!   less than 2^-96·Σ|x|). In all, the error of a sum is at most
+//!   `n·2^-26·max|x| + 2^-96·Σ|x| + ulp/2` (f32; `n·2^-80·max|x|` for f64), the first term 0
+//!   below those magnitudes; a mean adds the rounding of its division. This holds for up to
+//!   2^32 `f32` (2^63 `f64`) inputs, past which the carries, kept in the type, could round.
+//!   In practice (errors of both signs) the error is far less: usually the correctly rounded
+//!   sum. `bench --accuracy` measures it.
 //! - NaN anywhere, or `+inf` with `-inf`, gives NaN (one fixed bit pattern); otherwise an
 //!   infinity gives that infinity; a finite sum too large for the type gives an infinity. An
 //!   empty input, all zeros, or a sum that cancels exactly gives `+0.0`.

@@ -257,3 +257,301 @@ fn partial_sums_of_any_split_merge_to_the_whole() {
     assert_eq!(r.merge_partial_sums::<f32>(&[]).unwrap().to_bits(), 0);
     assert_eq!(r.partial_sum::<f32, _>(&[]).unwrap(), PartialSum::EMPTY);
 }
+
+// The bottom of the float range: subnormals and the smallest normals. Every f32 is a whole
+// number of 2^-149 and every f64 of 2^-1074 ("units"); the exact sum of such inputs is an
+// integer, and the reproducible sum of values this small is that integer rounded once.
+
+/// `x` in units of 2^-149, exactly (for |x| < 2^-29).
+fn units_f32(x: f32) -> i128 {
+    let scaled = f64::from(x) * 2f64.powi(149);
+    assert!(scaled.abs() < 2f64.powi(120) && scaled.fract() == 0.0);
+    scaled as i128
+}
+
+/// `x` in units of 2^-1074, exactly (for |x| < 2^-954).
+fn units_f64(x: f64) -> i128 {
+    let scaled = x * 2f64.powi(600) * 2f64.powi(474);
+    assert!(scaled.abs() < 2f64.powi(120) && scaled.fract() == 0.0);
+    scaled as i128
+}
+
+/// `n` units of 2^-149 rounded once to f32 (exact in f64 first: |n| < 2^53).
+fn round_f32(n: i128) -> f32 {
+    assert!(n.unsigned_abs() < 1 << 53);
+    (n as f64 * 2f64.powi(-149)) as f32
+}
+
+/// `n` units of 2^-1074 rounded once to f64 (`as f64` rounds an i128 to nearest, then the
+/// scaling is exact: a result below 2^-1022 has fewer than 53 bits and was not rounded).
+fn round_f64(n: i128) -> f64 {
+    n as f64 * 2f64.powi(-600) * 2f64.powi(-474)
+}
+
+/// Random mantissa and sign, magnitude `2^low ≤ |x| < 2^high`, or a subnormal (exponent
+/// field 0) for exponents below the smallest normal's.
+fn tiny_f32(rng: &mut ChaCha8Rng, low: i32, high: i32) -> f32 {
+    let field = (rng.random_range(low..high) + 127).max(0) as u32;
+    let sign = rng.random_range(0..2u32) << 31;
+    f32::from_bits(sign | field << 23 | rng.random_range(0..1u32 << 23))
+}
+
+fn tiny_f64(rng: &mut ChaCha8Rng, low: i32, high: i32) -> f64 {
+    let field = (rng.random_range(low..high) + 1023).max(0) as u64;
+    let sign = rng.random_range(0..2u64) << 63;
+    f64::from_bits(sign | field << 52 | rng.random_range(0..1u64 << 52))
+}
+
+/// Inputs at the bottom of the f32 range: (name, values). Every magnitude is below 2^-119,
+/// where the reproducible sum is exact before its one rounding.
+fn bottom_f32_inputs(rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f32>)> {
+    let subnormals: Vec<f32> = (0..6_007).map(|_| tiny_f32(rng, -150, -126)).collect();
+    let mixed: Vec<f32> = (0..9_001).map(|_| tiny_f32(rng, -150, -119)).collect();
+    let straddling: Vec<f32> = (0..5_003u32)
+        .map(|i| f32::from_bits(0x0080_0000 + i % 11 - 5) * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    let mut cancelling: Vec<f32> = mixed[..3000].iter().flat_map(|&x| [x, -x]).collect();
+    cancelling.extend([f32::from_bits(5), -f32::from_bits(2)]);
+    shuffle(rng, &mut cancelling);
+    vec![
+        ("one smallest subnormal", vec![f32::from_bits(1)]),
+        ("smallest subnormals", vec![f32::from_bits(1); 4_099]),
+        ("subnormals", subnormals),
+        ("subnormals and tiny normals", mixed),
+        ("straddling 2^-126", straddling),
+        ("cancelling to 3·2^-149", cancelling),
+    ]
+}
+
+fn bottom_f64_inputs(rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f64>)> {
+    let subnormals: Vec<f64> = (0..6_007).map(|_| tiny_f64(rng, -1075, -1022)).collect();
+    let mixed: Vec<f64> = (0..9_001).map(|_| tiny_f64(rng, -1075, -976)).collect();
+    let near: Vec<f64> = (0..5_003).map(|_| tiny_f64(rng, -1013, -996)).collect();
+    let straddling: Vec<f64> = (0..5_003u64)
+        .map(|i| f64::from_bits((1 << 52) + i % 11 - 5) * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    let mut cancelling: Vec<f64> = mixed[..3000].iter().flat_map(|&x| [x, -x]).collect();
+    cancelling.push(f64::from_bits(1));
+    shuffle(rng, &mut cancelling);
+    vec![
+        ("one smallest subnormal", vec![f64::from_bits(1)]),
+        ("smallest subnormals", vec![f64::from_bits(1); 4_099]),
+        ("subnormals", subnormals),
+        ("subnormals and tiny normals", mixed),
+        ("around 1e-300 to 1e-305", near),
+        ("straddling 2^-1022", straddling),
+        ("cancelling to 2^-1074", cancelling),
+    ]
+}
+
+fn shuffle<T>(rng: &mut ChaCha8Rng, xs: &mut [T]) {
+    for i in (1..xs.len()).rev() {
+        xs.swap(i, rng.random_range(0..=i));
+    }
+}
+
+/// Launch shapes for the bottom-of-the-range tests (fewer than [`shapes`]: many inputs).
+fn some_shapes() -> [(u32, Option<u32>); 6] {
+    [
+        (64, Some(1)),
+        (64, Some(3)),
+        (128, Some(7)),
+        (256, None),
+        (512, Some(2)),
+        (1024, None),
+    ]
+}
+
+#[test]
+fn f32_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_shape() {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    for (what, data) in bottom_f32_inputs(&mut rng) {
+        let exact = round_f32(data.iter().map(|&x| units_f32(x)).sum());
+        let host = PartialSum::of(data.iter().copied()).value();
+        assert_eq!(
+            host.to_bits(),
+            exact.to_bits(),
+            "{what}: the host's fold gives {host:e}, the exact sum is {exact:e}"
+        );
+        for (block, grid) in some_shapes() {
+            let got = reducer(block, grid, Schedule::InOrder).sum(&data).unwrap();
+            assert_eq!(
+                got.to_bits(),
+                exact.to_bits(),
+                "{what}: block {block}, grid {grid:?}"
+            );
+        }
+        // Another start: the vectors, head and tail split the input elsewhere.
+        let slice = &data[1.min(data.len())..];
+        let exact = round_f32(slice.iter().map(|&x| units_f32(x)).sum());
+        let got = reducer(128, Some(3), Schedule::InOrder).sum(slice).unwrap();
+        assert_eq!(got.to_bits(), exact.to_bits(), "{what}, offset 1");
+    }
+}
+
+#[test]
+fn f64_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_shape() {
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    for (what, data) in bottom_f64_inputs(&mut rng) {
+        let exact = round_f64(data.iter().map(|&x| units_f64(x)).sum());
+        let host = PartialSum::of(data.iter().copied()).value();
+        assert_eq!(
+            host.to_bits(),
+            exact.to_bits(),
+            "{what}: the host's fold gives {host:e}, the exact sum is {exact:e}"
+        );
+        for (block, grid) in some_shapes() {
+            let got = reducer(block, grid, Schedule::InOrder).sum(&data).unwrap();
+            assert_eq!(
+                got.to_bits(),
+                exact.to_bits(),
+                "{what}: block {block}, grid {grid:?}"
+            );
+        }
+        let slice = &data[1.min(data.len())..];
+        let exact = round_f64(slice.iter().map(|&x| units_f64(x)).sum());
+        let got = reducer(64, Some(2), Schedule::Shuffled { seed: 5 })
+            .sum(slice)
+            .unwrap();
+        assert_eq!(got.to_bits(), exact.to_bits(), "{what}, offset 1");
+    }
+}
+
+#[test]
+fn half_precision_sums_at_the_bottom_of_the_range_are_exact() {
+    // bf16 has f32's exponents: its smallest values are f32 subnormals (none finer than
+    // 2^-133). f16's smallest (2^-24) are normal in f32. Both are summed in f32.
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let brains: Vec<bf16> = (0..7_001)
+        .map(|_| bf16::from_f32(tiny_f32(&mut rng, -134, -119)))
+        .collect();
+    let halves: Vec<f16> = (0..7_001)
+        .map(|_| f16::from_bits(rng.random_range(0..0x0800u16) | rng.random_range(0..2u16) << 15))
+        .collect();
+    let exact_b = round_f32(brains.iter().map(|x| units_f32(x.to_f32())).sum());
+    // Whole numbers of 2^-24 below 2^-14: their f64 sum is exact.
+    let exact_h = halves.iter().map(|x| f64::from(x.to_f32())).sum::<f64>() as f32;
+    assert_eq!(
+        PartialSum::of(brains.iter().map(|x| x.to_f32())).value(),
+        exact_b
+    );
+    assert_eq!(
+        PartialSum::of(halves.iter().map(|x| x.to_f32())).value(),
+        exact_h
+    );
+    for (block, grid) in some_shapes() {
+        let r = reducer(block, grid, Schedule::InOrder);
+        assert_eq!(
+            r.sum(&brains).unwrap().to_bits(),
+            exact_b.to_bits(),
+            "bf16 {block}"
+        );
+        assert_eq!(
+            r.sum(&halves).unwrap().to_bits(),
+            exact_h.to_bits(),
+            "f16 {block}"
+        );
+        let mean = r.mean(&brains).unwrap().unwrap();
+        assert_eq!(mean.to_bits(), (exact_b / brains.len() as f32).to_bits());
+    }
+}
+
+#[test]
+fn many_tiny_values_add_up_exactly() {
+    // 2^18 smallest subnormals: 2^-131, exactly (the old bins rounded each of them to 0).
+    let data = vec![f32::from_bits(1); 1 << 18];
+    let expected = 2f32.powi(-131);
+    assert_eq!(PartialSum::of(data.iter().copied()).value(), expected);
+    for (block, grid) in [(64, Some(1)), (256, None), (1024, Some(5))] {
+        assert_eq!(
+            reducer(block, grid, Schedule::InOrder).sum(&data).unwrap(),
+            expected
+        );
+    }
+    // 2^17 random tiny normals and subnormals, both signs.
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let data: Vec<f64> = (0..1 << 17)
+        .map(|_| tiny_f64(&mut rng, -1075, -990))
+        .collect();
+    let exact = round_f64(data.iter().map(|&x| units_f64(x)).sum());
+    for (block, grid) in [(64, Some(1)), (256, None), (1024, Some(5))] {
+        let got = reducer(block, grid, Schedule::InOrder).sum(&data).unwrap();
+        assert_eq!(got.to_bits(), exact.to_bits(), "block {block}");
+    }
+}
+
+#[test]
+fn partial_sums_at_the_bottom_of_the_range_merge_to_the_exact_sum() {
+    let mut rng = ChaCha8Rng::seed_from_u64(25);
+    let r = Reducer::simulator().with_block_size(128).unwrap();
+    let cut = |rng: &mut ChaCha8Rng, len: usize, shards: usize| {
+        let mut cuts: Vec<usize> = (1..shards).map(|_| rng.random_range(0..=len)).collect();
+        cuts.extend([0, len]);
+        cuts.sort();
+        cuts
+    };
+    for (what, data) in bottom_f32_inputs(&mut rng) {
+        let exact = round_f32(data.iter().map(|&x| units_f32(x)).sum());
+        for shards in [2, 3, 8] {
+            let cuts = cut(&mut rng, data.len(), shards);
+            let mut parts: Vec<PartialSum<f32>> = cuts
+                .windows(2)
+                .map(|w| r.partial_sum(&data[w[0]..w[1]]).unwrap())
+                .collect();
+            shuffle(&mut rng, &mut parts);
+            let merged = r.merge_partial_sums(&parts).unwrap();
+            assert_eq!(merged.to_bits(), exact.to_bits(), "{what}: {shards} shards");
+            let mut on_host = PartialSum::EMPTY;
+            for part in &parts {
+                on_host.merge(part);
+            }
+            assert_eq!(on_host, PartialSum::of(data.iter().copied()), "{what}");
+        }
+    }
+    for (what, data) in bottom_f64_inputs(&mut rng) {
+        let exact = round_f64(data.iter().map(|&x| units_f64(x)).sum());
+        let cuts = cut(&mut rng, data.len(), 5);
+        let parts: Vec<PartialSum<f64>> = cuts
+            .windows(2)
+            .map(|w| r.partial_sum(&data[w[0]..w[1]]).unwrap())
+            .collect();
+        let merged = r.merge_partial_sums(&parts).unwrap();
+        assert_eq!(merged.to_bits(), exact.to_bits(), "{what}");
+    }
+}
+
+#[test]
+fn sums_above_the_exact_range_keep_the_documented_bound() {
+    // A few values just above 2^-119 (f32) or 2^-976 (f64) among many subnormals: the state is
+    // exact to 2^-26·max|x| (2^-80) per element, and the value one rounding from it.
+    let mut rng = ChaCha8Rng::seed_from_u64(26);
+    for n in [100, 5_000] {
+        let mut data: Vec<f32> = (0..n).map(|_| tiny_f32(&mut rng, -150, -126)).collect();
+        data.extend([1.75 * 2f32.powi(-119), -1.25 * 2f32.powi(-118)]);
+        shuffle(&mut rng, &mut data);
+        let exact: i128 = data.iter().map(|&x| units_f32(x)).sum();
+        let largest = data.iter().map(|&x| units_f32(x).abs()).max().unwrap();
+        let got = reducer(128, Some(3), Schedule::InOrder).sum(&data).unwrap();
+        let half_ulp = (units_f32(got).abs() >> 24).max(1);
+        let bound = ((data.len() as i128 * largest) >> 26) + half_ulp + 1;
+        assert!((units_f32(got) - exact).abs() <= bound, "f32, n = {n}");
+        assert_eq!(
+            got.to_bits(),
+            PartialSum::of(data.iter().copied()).value().to_bits()
+        );
+
+        let mut data: Vec<f64> = (0..n).map(|_| tiny_f64(&mut rng, -1075, -1000)).collect();
+        data.extend([1.75 * 2f64.powi(-976), -1.25 * 2f64.powi(-975)]);
+        shuffle(&mut rng, &mut data);
+        let exact: i128 = data.iter().map(|&x| units_f64(x)).sum();
+        let largest = data.iter().map(|&x| units_f64(x).abs()).max().unwrap();
+        let got = reducer(128, Some(3), Schedule::InOrder).sum(&data).unwrap();
+        let half_ulp = (units_f64(got).abs() >> 53).max(1);
+        let bound = ((data.len() as i128 * largest) >> 80) + half_ulp + 1;
+        assert!((units_f64(got) - exact).abs() <= bound, "f64, n = {n}");
+        assert_eq!(
+            got.to_bits(),
+            PartialSum::of(data.iter().copied()).value().to_bits()
+        );
+    }
+}

@@ -165,9 +165,11 @@ pub fn boundaries() -> Vec<TestCase> {
 }
 
 /// The reproducible mode: every type and operation it covers (float sums, every mean) at the
-/// table's sizes, and float sums on grids of 1 and 3 blocks of 64 and 1024 threads, starting 0,
-/// 1 and 3 elements past a 16-byte boundary. Each result is checked against the reference with
-/// the binned sum's bound (the bits against the host fold are checked by the library's tests).
+/// table's sizes, float sums also of values at the bottom of the range (`Pattern::Tiny`:
+/// subnormals and the smallest normals), and float sums (random and tiny) on grids of 1 and 3
+/// blocks of 64 and 1024 threads, starting 0, 1 and 3 elements past a 16-byte boundary. Each
+/// result is checked against the reference with the binned sum's bound (the bits against the
+/// host fold are checked by the library's tests).
 pub fn reproducible_cases(sizes: &[usize]) -> Vec<TestCase> {
     let v8 = Version::fastest();
     let mut cases = Vec::new();
@@ -176,8 +178,12 @@ pub fn reproducible_cases(sizes: &[usize]) -> Vec<TestCase> {
             if reduce_rs::plan::reproducible::kernel_for(dtype, op).is_none() {
                 continue;
             }
+            let mut patterns = patterns(op);
+            if op == OpKind::Sum {
+                patterns.push(Pattern::Tiny);
+            }
             for &len in sizes {
-                for pattern in patterns(op) {
+                for &pattern in &patterns {
                     cases.push(TestCase {
                         version: v8,
                         case: case(dtype, op, len, pattern),
@@ -188,18 +194,20 @@ pub fn reproducible_cases(sizes: &[usize]) -> Vec<TestCase> {
         }
     }
     for dtype in [DType::F32, DType::F64, DType::Bf16] {
-        for block in [64, 1024] {
-            for blocks in [1u32, 3] {
-                for offset in [0, 1, 3] {
-                    let mut case = case(dtype, OpKind::Sum, 5_003, Pattern::Random);
-                    case.block = Some(block);
-                    case.max_blocks = Some(blocks);
-                    case.offset = offset;
-                    cases.push(TestCase {
-                        version: v8,
-                        case,
-                        reproducible: true,
-                    });
+        for pattern in [Pattern::Random, Pattern::Tiny] {
+            for block in [64, 1024] {
+                for blocks in [1u32, 3] {
+                    for offset in [0, 1, 3] {
+                        let mut case = case(dtype, OpKind::Sum, 5_003, pattern);
+                        case.block = Some(block);
+                        case.max_blocks = Some(blocks);
+                        case.offset = offset;
+                        cases.push(TestCase {
+                            version: v8,
+                            case,
+                            reproducible: true,
+                        });
+                    }
                 }
             }
         }

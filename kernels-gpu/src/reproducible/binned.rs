@@ -9,7 +9,7 @@
 //! ```text
 //! fold i:  primary[i] = bin(T+i) + (multiples of ulp(bin(T+i)))    carry[i]: whole quarters of 2^E
 //!          └ one binade [1, 2)·2^E ┘
-//! T = index of the top fold (0 = the largest bin, MAX_INDEX = the smallest)
+//! T = index of the top fold (0 = the largest bin, MAX_INDEX = the smallest a state takes)
 //! special = sum of the non-finite inputs (0 when there were none)
 //! ```
 //! A bin is `1.5·2^E`, with `E` a multiple of [`BinnedFloat::BIN_WIDTH`] apart from fold to
@@ -22,6 +22,18 @@
 //!
 //! Which bins the three folds use depends only on the largest magnitude seen (the top index
 //! `T` is the smallest index any input needed), so that too is the same for any order.
+//!
+//! # The bottom of the range
+//! The bins `BIN_WIDTH` apart end at bin `MAX_INDEX + 1` (ulp 2^-144 for f32, 2^-1055 for
+//! f64); below it lies one more, the *bottom bin* `1.5·2^EMIN`, in the smallest normal binade,
+//! whose ulp is the smallest subnormal (2^-149, 2^-1074). Every float is a whole number of
+//! that ulp, so a fold there takes what reaches it exactly. The top index stops at
+//! `MAX_INDEX` (19 for f32, 50 for f64: every magnitude below 2^-119 or 2^-976), whose folds
+//! are `MAX_INDEX`, `MAX_INDEX + 1` and the bottom bin: the state of such values is their
+//! exact sum, subnormals included. Its last fold adds without the forced last bit
+//! ([`Binned::last_bit`]): there it would add one ulp more, and there is nothing to round.
+//! (CUB and ReproBLAS repeat bin `MAX_INDEX + 1` past it instead, so the last folds of the
+//! smallest states duplicate it, and everything below its ulp is rounded away.)
 //!
 //! # Rules that keep it exact
 //! - [`Binned::update`] to an index at least as coarse as every value deposited next;
@@ -59,7 +71,10 @@ pub trait BinnedFloat:
     const NAN: Self;
     /// Bits of exponent between one fold's bin and the next: 13 (f32), 40 (f64).
     const BIN_WIDTH: i32;
-    /// The index of the smallest bin (the bins past it are this one again): 20 (f32), 51 (f64).
+    /// The largest index a state takes (values of magnitude below `2^-119` (f32) or `2^-976`
+    /// (f64) all take it): 19 (f32), 50 (f64). Its folds are bins `MAX_INDEX`, `MAX_INDEX + 1`
+    /// and the bottom bin `MAX_INDEX + 2`, whose ulp is the smallest subnormal: the state of
+    /// values that small is their exact sum.
     const MAX_INDEX: i32;
     /// Deposits a fold takes between two renormalisations: 512 (f32), 2048 (f64).
     const ENDURANCE: u32;
@@ -67,7 +82,9 @@ pub trait BinnedFloat:
     /// for f32, 2^-14 for f64), and what comes out is scaled back by twice `HALF_EXPANSION`.
     const COMPRESSION: Self;
     const HALF_EXPANSION: Self;
-    /// Bin `index` (`1.5·2^E`; bin 0 compressed; indices past `MAX_INDEX` clamp to it).
+    /// Bin `index` (`1.5·2^E`; bin 0 compressed). Bins 1 to `MAX_INDEX + 1` are `BIN_WIDTH`
+    /// bits apart; `MAX_INDEX + 2` and past is the bottom bin, `1.5·2^EMIN` (the smallest
+    /// normal binade, closer than `BIN_WIDTH` to the one above: no float is finer than its ulp).
     fn bin(index: i32) -> Self;
     /// The index of the state whose top primary is `primary` (the top fold's bin).
     fn index_of_primary(primary: Self) -> i32;
@@ -76,8 +93,14 @@ pub trait BinnedFloat:
     fn index_for(max_abs: Self) -> i32;
     /// Whether `primary` lies in the binade of bin 0 (the compressed one).
     fn in_top_bin(primary: Self) -> bool;
+    /// Whether `primary` lies in the binade of bin `MAX_INDEX` (a top fold whose last fold is
+    /// the bottom bin).
+    fn in_bottom_bin(primary: Self) -> bool;
     /// `x` with its last mantissa bit set: the value a fold rounds, never half-way.
     fn or_last_bit(self) -> Self;
+    /// `x` with `bit` (0 or 1) or-ed into its last mantissa bit: `or_last_bit` for 1, `x`
+    /// itself for 0.
+    fn or_bit(self, bit: u32) -> Self;
     /// `max(self, |x|)`, for a batch's largest magnitude (a NaN `x` is passed over).
     fn max_abs(self, x: Self) -> Self;
     fn is_finite(self) -> bool;
@@ -243,14 +266,35 @@ impl<F: BinnedFloat> Binned<F> {
         F::in_top_bin(self.primary[0])
     }
 
+    /// What the last fold's deposits or into the value they add ([`Self::deposit_with`]): 1,
+    /// so that the rounding to the fold's ulp is never half-way, except when the last fold is
+    /// the bottom bin (the top fold at `MAX_INDEX`): its ulp is the smallest subnormal, every
+    /// float is a whole number of it, and the deposit is exact as it is (a forced last bit
+    /// would add one more ulp). Constant from one [`Self::update`] to the next.
+    #[inline(always)]
+    pub fn last_bit(&self) -> u32 {
+        if F::in_bottom_bin(self.primary[0]) {
+            0
+        } else {
+            1
+        }
+    }
+
     /// Adds a finite `x` whose index is at least the state's (after [`Self::update`]), when the
     /// top fold is not bin 0. No renormalisation: the caller does one at least every
     /// [`BinnedFloat::ENDURANCE`] deposits.
     #[inline(always)]
     pub fn deposit(&mut self, x: F) {
+        self.deposit_with(x, self.last_bit());
+    }
+
+    /// [`Self::deposit`] with the state's [`Self::last_bit`] given (the kernel reads it once
+    /// per batch, after the update).
+    #[inline(always)]
+    pub fn deposit_with(&mut self, x: F, last_bit: u32) {
         let x = self.deposit_fold(0, x);
         let x = self.deposit_fold(1, x);
-        self.primary[2] = self.primary[2] + x.or_last_bit();
+        self.primary[2] = self.primary[2] + x.or_bit(last_bit);
     }
 
     /// [`Self::deposit`] when the top fold is bin 0: `x` goes in scaled by `COMPRESSION`, and
@@ -352,7 +396,9 @@ impl<F: BinnedFloat> Binned<F> {
 
     /// The sum, rounded once: the sum of the non-finite values if there were any (a NaN as
     /// [`BinnedFloat::NAN`]), `+0.0` for an empty state, else the folds and carries added up
-    /// in a fixed order (in `f64`, coarsest first). The state must be renormalised.
+    /// in a fixed order (in double-double `f64`, coarsest first) and rounded once to `F`. The
+    /// state must be renormalised.
+    #[inline(always)]
     pub fn value(&self) -> F {
         if self.has_special() {
             return if self.special.is_nan() {
@@ -405,12 +451,15 @@ macro_rules! binned_float {
                 if index <= 0 {
                     return <$t>::from_bits($bin0);
                 }
-                let index = if index < $max_index {
+                // Past `MAX_INDEX + 1` the exponent would leave the normal range: the bottom
+                // bin (exponent 1) instead. The index is clamped first so that nothing overflows.
+                let index = if index < $max_index + 2 {
                     index
                 } else {
-                    $max_index
+                    $max_index + 2
                 };
-                let exponent = ($index_base - $w * index) as $bits;
+                let exponent = $index_base - $w * index;
+                let exponent = (if exponent > 1 { exponent } else { 1 }) as $bits;
                 <$t>::from_bits((exponent << ($mant - 1)) | (1 << ($mant - 2)))
             }
 
@@ -426,7 +475,12 @@ macro_rules! binned_float {
                 let exponent = (bits >> ($mant - 1)) as i32;
                 if exponent != 0 {
                     // Infinities and NaN: (base - (mask)) / w rounds -1/w to 0.
-                    return ($dindex_base - exponent) / $w;
+                    let index = ($dindex_base - exponent) / $w;
+                    return if index < $max_index {
+                        index
+                    } else {
+                        $max_index
+                    };
                 }
                 // Zero and subnormals: frexp's exponent is the mantissa's length minus the bias.
                 let frexp_exponent =
@@ -445,8 +499,19 @@ macro_rules! binned_float {
             }
 
             #[inline(always)]
+            fn in_bottom_bin(primary: Self) -> bool {
+                ((primary.to_bits() >> ($mant - 1)) & $emask) as i32
+                    == $index_base - $w * $max_index
+            }
+
+            #[inline(always)]
             fn or_last_bit(self) -> Self {
                 <$t>::from_bits(self.to_bits() | 1)
+            }
+
+            #[inline(always)]
+            fn or_bit(self, bit: u32) -> Self {
+                <$t>::from_bits(self.to_bits() | bit as $bits)
             }
 
             #[inline(always)]
@@ -473,6 +538,7 @@ macro_rules! binned_float {
                 (<$t>::from_bits(bits), carry + quarters as $t)
             }
 
+            #[inline(always)]
             fn convert(state: &Binned<Self>) -> Self {
                 $convert(state)
             }
@@ -490,96 +556,138 @@ macro_rules! binned_float {
     };
 }
 
-/// The value of an `f32` state, CUB's `conv_binned_to_float`: every term exact, added up in
-/// `f64` coarsest first, rounded once to `f32`.
+/// A sum of exact `f64` terms kept as `hi + lo`: each addition's rounding error, exact by
+/// Knuth's TwoSum, goes to `lo`. The conversions add a state's terms up in it, so that their
+/// value is the state's exact sum rounded once, up to an error below 2^-100 of the terms'
+/// magnitudes (one `f64` alone would leave up to 2^-53 of them per addition).
+#[derive(Clone, Copy)]
+struct Accurate {
+    hi: f64,
+    lo: f64,
+}
+
+impl Accurate {
+    const ZERO: Self = Accurate { hi: 0.0, lo: 0.0 };
+
+    #[inline(always)]
+    fn add(&mut self, term: f64) {
+        let (sum, error) = two_sum(self.hi, term);
+        self.hi = sum;
+        self.lo += error;
+    }
+
+    /// The sum, rounded once to `f64`.
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.hi + self.lo
+    }
+
+    /// The sum, rounded once to `f32`: rounded to `f64` *to odd* first (an inexact result gets
+    /// its last bit set), which a second rounding to fewer than 52 bits never turns into a
+    /// double rounding.
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        let (sum, error) = two_sum(self.hi, self.lo);
+        let bits = sum.to_bits();
+        let bits = if error == 0.0 || bits & 1 == 1 {
+            bits
+        } else if (error > 0.0) == (sum > 0.0) {
+            // The odd neighbour on the side of the exact value: away from zero...
+            bits.wrapping_add(1)
+        } else {
+            // ...or towards it.
+            bits.wrapping_sub(1)
+        };
+        f64::from_bits(bits) as f32
+    }
+}
+
+/// `a + b` rounded, and the error of that rounding (exact, barring overflow).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let sum = a + b;
+    let b_part = sum - a;
+    let error = (a - (sum - b_part)) + (b - b_part);
+    (sum, error)
+}
+
+/// The value of an `f32` state, CUB's `conv_binned_to_float` with one rounding: every term
+/// exact in `f64`, added up coarsest first ([`Accurate`]), rounded once to `f32`.
+#[inline(always)]
 fn convert_f32(state: &Binned<f32>) -> f32 {
     let expansion = 2.0 * f64::from(f32::HALF_EXPANSION);
-    let terms = |fold: usize| state.fold_terms(fold);
-    let mut sum = 0.0f64;
-    let mut fold = 1;
-    if state.index() == 0 {
-        sum += terms(0).1 * expansion;
-        sum += terms(1).1;
-        sum += terms(0).0 * expansion;
-        fold = 2;
-    } else {
-        sum += terms(0).1;
-    }
-    while fold < FOLDS {
-        sum += terms(fold).1;
-        sum += terms(fold - 1).0;
-        fold += 1;
-    }
-    sum += terms(FOLDS - 1).0;
-    sum as f32
+    // Written out fold by fold: an index that is a loop variable would put the state in local
+    // memory.
+    let (top, second, third) = (
+        state.fold_terms(0),
+        state.fold_terms(1),
+        state.fold_terms(2),
+    );
+    let scale = if state.index() == 0 { expansion } else { 1.0 };
+    let mut sum = Accurate::ZERO;
+    sum.add(top.1 * scale);
+    sum.add(second.1);
+    sum.add(top.0 * scale);
+    sum.add(third.1);
+    sum.add(second.0);
+    sum.add(third.0);
+    sum.to_f32()
 }
 
 binned_float!(
-    f32, u32, mantissa: 24, exponent_mask: 0xff, width: 13, max_index: 20, endurance: 512,
+    f32, u32, mantissa: 24, exponent_mask: 0xff, width: 13, max_index: 19, endurance: 512,
     index_base: 266, dindex_base: 254, max_exp: 128, subnormal_base: 149,
     bin0: 0x7f40_0000, top_exponent: 254,
     compression: 1.0 / 4096.0, half_expansion: 2048.0, nan: 0x7fc0_0000,
     convert: convert_f32
 );
 binned_float!(
-    f64, u64, mantissa: 53, exponent_mask: 0x7ff, width: 40, max_index: 51, endurance: 2048,
+    f64, u64, mantissa: 53, exponent_mask: 0x7ff, width: 40, max_index: 50, endurance: 2048,
     index_base: 2060, dindex_base: 2046, max_exp: 1024, subnormal_base: 1074,
     bin0: 0x7fe8_0000_0000_0000, top_exponent: 2046,
     compression: 1.0 / 16384.0, half_expansion: 8192.0, nan: 0x7ff8_0000_0000_0000,
     convert: convert_f64
 );
 
-/// The value of an `f64` state, CUB's `conv_binned_to_double` with its scale fixed: states
-/// whose top folds are near the top of the range are added up scaled down by 2^-66 and scaled
-/// back by 2^66 (CUB scales back by 2^-66 again, so sums above ~2^904 come out 2^132 too small).
+/// The value of an `f64` state, CUB's `conv_binned_to_double` with one rounding and its
+/// scale fixed: the terms added up coarsest first ([`Accurate`]); for states whose top folds
+/// are near the top of the range, scaled down by 2^-66 first (exactly: their finest terms are
+/// far above the subnormals) and the rounded sum scaled back by 2^66 (CUB scales back by 2^-66
+/// again, so sums above ~2^904 come out 2^132 too small).
+#[inline(always)]
 fn convert_f64(state: &Binned<f64>) -> f64 {
     const SCALED_UP_TO: i32 = 3 * 53 / 40;
-    let scale_down = f64::from_bits((1023 - 66) << 52); // 2^-66
-    let scale_up = f64::from_bits((1023 + 66) << 52); // 2^66
-    let expansion = 2.0 * f64::HALF_EXPANSION;
     let index = state.index();
-    let terms = |fold: usize| state.fold_terms(fold);
-    let mut sum = 0.0f64;
-    if index > SCALED_UP_TO {
-        sum += terms(0).1;
-        let mut fold = 1;
-        while fold < FOLDS {
-            sum += terms(fold).1;
-            sum += terms(fold - 1).0;
-            fold += 1;
-        }
-        return sum + terms(FOLDS - 1).0;
-    }
-    let scaled = (SCALED_UP_TO - index).clamp(0, FOLDS as i32) as usize;
-    let mut fold;
-    if index == 0 {
-        sum += terms(0).1 * scale_down * expansion;
-        sum += terms(1).1 * scale_down;
-        sum += terms(0).0 * scale_down * expansion;
-        fold = 2;
+    let scaled = index <= SCALED_UP_TO;
+    let down = if scaled {
+        f64::from_bits((1023 - 66) << 52) // 2^-66
     } else {
-        sum += terms(0).1 * scale_down;
-        fold = 1;
+        1.0
+    };
+    let expansion = if index == 0 {
+        2.0 * f64::HALF_EXPANSION
+    } else {
+        1.0
+    };
+    // Written out fold by fold, as `convert_f32`.
+    let (top, second, third) = (
+        state.fold_terms(0),
+        state.fold_terms(1),
+        state.fold_terms(2),
+    );
+    let mut sum = Accurate::ZERO;
+    sum.add(top.1 * down * expansion);
+    sum.add(second.1 * down);
+    sum.add(top.0 * down * expansion);
+    sum.add(third.1 * down);
+    sum.add(second.0 * down);
+    sum.add(third.0 * down);
+    let value = sum.to_f64();
+    if scaled {
+        value * f64::from_bits((1023 + 66) << 52) // 2^66: exact, or the overflow to ±inf
+    } else {
+        value
     }
-    while fold < scaled {
-        sum += terms(fold).1 * scale_down;
-        sum += terms(fold - 1).0 * scale_down;
-        fold += 1;
-    }
-    if fold == FOLDS {
-        sum += terms(FOLDS - 1).0 * scale_down;
-        return sum * scale_up;
-    }
-    if !(sum * scale_up).is_finite() {
-        return sum * scale_up;
-    }
-    sum *= scale_up;
-    while fold < FOLDS {
-        sum += terms(fold).1;
-        sum += terms(fold - 1).0;
-        fold += 1;
-    }
-    sum + terms(FOLDS - 1).0
 }
 
 /// Moves between lanes, shared and global memory as its words, part after part (a warp
@@ -624,5 +732,43 @@ impl<F: BinnedFloat> Value for Binned<F> {
             carry: [part(3), part(4), part(5)],
             special: part(6),
         }
+    }
+}
+
+#[cfg(test)]
+mod accurate_tests {
+    use super::Accurate;
+
+    fn sum_of(terms: [f64; 3]) -> Accurate {
+        let mut sum = Accurate::ZERO;
+        for term in terms {
+            sum.add(term);
+        }
+        sum
+    }
+
+    #[test]
+    fn the_sum_is_rounded_once() {
+        // 1 + 2^-24 is the midpoint of two f32s, 1 + 2^-53 of two f64s: what lies past it
+        // decides, where rounding the f64 sum first (to f32) or each addition (to f64) ties.
+        assert_eq!(
+            sum_of([1.0, 2f64.powi(-24), 2f64.powi(-80)]).to_f32(),
+            1.0 + 2f32.powi(-23)
+        );
+        assert_eq!(
+            sum_of([-1.0, -2f64.powi(-24), 2f64.powi(-80)]).to_f32(),
+            -1.0
+        );
+        assert_eq!(
+            sum_of([1.0, 2f64.powi(-53), 2f64.powi(-60)]).to_f64(),
+            1.0 + 2f64.powi(-52)
+        );
+        assert_eq!(
+            sum_of([-1.0, -2f64.powi(-53), 2f64.powi(-60)]).to_f64(),
+            -1.0
+        );
+        // Exact sums come out as they are, ties to even.
+        assert_eq!(sum_of([1.0, 2f64.powi(-24), 0.0]).to_f32(), 1.0);
+        assert_eq!(sum_of([3.0, -3.0, 0.0]).to_f32().to_bits(), 0);
     }
 }

@@ -73,12 +73,15 @@ impl<F: BinnedFloat> Accumulators<F> {
                 })
             });
         } else {
+            // Read once per batch: 0 for a state at the bottom of the range (its last fold adds
+            // exactly), else 1. The same `or` per deposit either way.
+            let (even_bit, odd_bit) = (even.last_bit(), odd.last_bit());
             each_vector::<V>(|v| {
                 loaded[v].each(|lane, x| {
                     if lane % 2 == 0 {
-                        even.deposit(x.to_fold());
+                        even.deposit_with(x.to_fold(), even_bit);
                     } else {
-                        odd.deposit(x.to_fold());
+                        odd.deposit_with(x.to_fold(), odd_bit);
                     }
                 })
             });
@@ -278,7 +281,9 @@ fn conclude_grid<F: BinnedFloat, C: Conclusion<F>>(
 }
 
 /// The reproducible sum, mean or state of `input` (see the module docs of
-/// [`crate::reproducible`]).
+/// [`crate::reproducible`]). Inlined into its entry point: left to itself, LLVM keeps the
+/// 16-bit types' instances apart and calls them, the scratch passed through local memory.
+#[inline(always)]
 pub fn reduce_reproducible<T: Reproducible, C: Conclusion<T::Fold>>(
     input: GlobalSlice<T>,
     scratch: Scratch<Binned<T::Fold>>,
@@ -292,6 +297,7 @@ pub fn reduce_reproducible<T: Reproducible, C: Conclusion<T::Fold>>(
 
 /// The sum of `states` (each the state of one shard of an input, from
 /// `reproducible_state_*`): the same bits as one launch over the whole input.
+#[inline(always)]
 pub fn merge_states<F: BinnedFloat, C: Conclusion<F>>(
     states: GlobalSlice<Binned<F>>,
     scratch: Scratch<Binned<F>>,

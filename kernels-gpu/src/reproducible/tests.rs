@@ -3,6 +3,7 @@
 
 use super::binned::{Binned, BinnedFloat};
 use crate::element::Value;
+use std::format;
 use std::vec;
 use std::vec::Vec;
 
@@ -168,7 +169,7 @@ fn f32_sums_whose_bits_the_folds_hold_are_correctly_rounded() {
 }
 
 #[test]
-fn f64_sums_are_within_an_ulp_of_the_exact_sum() {
+fn f64_sums_are_the_exact_sum_rounded_once() {
     let mut rng = Rng(11);
     for n in [1usize, 5, 1000, 50_000] {
         let ks: Vec<i64> = (0..n)
@@ -176,11 +177,15 @@ fn f64_sums_are_within_an_ulp_of_the_exact_sum() {
             .collect();
         let scale = 2f64.powi(-40);
         let xs: Vec<f64> = ks.iter().map(|&k| k as f64 * scale).collect();
+        // The exact sum rounded once (`i128 as f64` rounds to nearest, even on ties).
         let exact = ks.iter().map(|&k| i128::from(k)).sum::<i128>() as f64 * scale;
         let got = Binned::sum_of(xs.iter().copied()).value();
-        let ulp = f64::from_bits(exact.abs().to_bits() + 1) - exact.abs();
-        assert!((got - exact).abs() <= ulp, "n = {n}: {got} vs {exact}");
+        assert_eq!(got, exact, "n = {n}");
     }
+    // One rounding: 1 + 2^-53 + 2^-60 lies just past the midpoint between 1 and the next f64;
+    // adding the folds' terms up in plain f64 (CUB's conversion) rounds 1 + 2^-53 to 1 first.
+    let xs = [1.0, 2f64.powi(-53), 2f64.powi(-60)];
+    assert_eq!(Binned::sum_of(xs).value(), 1.0 + 2f64.powi(-52));
 }
 
 #[test]
@@ -286,28 +291,33 @@ fn zeros_and_empty_inputs_are_positive_zero() {
 }
 
 #[test]
-fn subnormals_count_down_to_the_finest_bin() {
-    // The finest f32 bin has an ulp of 2^-144: subnormal multiples of it add up exactly...
+fn subnormals_count_down_to_the_smallest() {
+    // Below 2^-119 (f32) the last fold is the bottom bin, whose ulp is the smallest subnormal:
+    // sums of subnormals are exact (CUB's finest bin has an ulp of 2^-144 and rounds them away).
     let tiny = 2f32.powi(-140);
     assert!(tiny < f32::MIN_POSITIVE);
     assert_eq!(
         Binned::sum_of(std::iter::repeat_n(tiny, 1000)).value(),
         1000.0 * tiny
     );
-    // ...and anything finer is rounded away per value, the same way in every order.
     let mut rng = Rng(9);
     let xs: Vec<f32> = (0..3000)
         .map(|_| f32::from_bits((rng.next() as u32) & 0x807f_ffff))
         .collect();
     let whole = Binned::sum_of(xs.iter().copied());
     assert_eq!(words(&split_and_merge(&xs, &mut rng, 9)), words(&whole));
+    // Exact in f64 (35 bits), rounded once.
     let exact: f64 = xs.iter().map(|&x| f64::from(x)).sum();
-    assert!((f64::from(whole.value()) - exact).abs() <= 3000.0 * 2f64.powi(-145));
-    // f64 subnormals down to the finest bin's ulp, 2^-1055 (CUB's index quirk drops them all).
+    assert_eq!(whole.value(), exact as f32);
+    // f64 subnormals down to 2^-1074 (CUB's index quirk drops them all).
     let tiny = 2f64.powi(-1050);
     assert_eq!(
         Binned::sum_of(std::iter::repeat_n(tiny, 8)).value(),
         8.0 * tiny
+    );
+    assert_eq!(
+        Binned::sum_of([f64::from_bits(1), f64::from_bits(2)]).value(),
+        f64::from_bits(3)
     );
 }
 
@@ -356,4 +366,229 @@ fn states_round_trip_through_their_words() {
         words(&Binned::<f32>::from_words(f32_state.to_words())),
         words(&f32_state)
     );
+}
+
+// The bottom of the range: subnormals and the smallest normal numbers, against exact sums.
+// Every f32 is a whole number of 2^-149 and every f64 of 2^-1074 ("units"): the tests add
+// those integers up exactly (in i128) and round the total once, by hand.
+
+/// `x` in units of the smallest subnormal (2^-149 for f32, 2^-1074 for f64), exactly: `x` must
+/// be small enough for an i128 (every f32 below 2^-22, every f64 below 2^-948).
+fn units<F: BinnedFloat>(x: F) -> i128 {
+    let (bits, mantissa) = match size_of::<F>() {
+        4 => (u64::from(x.to_words().as_ref()[0]), 23),
+        _ => {
+            let w = x.to_words();
+            (
+                u64::from(w.as_ref()[0]) | u64::from(w.as_ref()[1]) << 32,
+                52,
+            )
+        }
+    };
+    let width = 8 * size_of::<F>() as u32;
+    let negative = bits >> (width - 1) == 1;
+    let exponent = ((bits & !(1 << (width - 1))) >> mantissa) as u32;
+    let fraction = bits & ((1u64 << mantissa) - 1);
+    let magnitude = if exponent == 0 {
+        i128::from(fraction)
+    } else {
+        assert!(exponent < 100, "{x:?} is too large for the exact reference");
+        i128::from(fraction | 1 << mantissa) << (exponent - 1)
+    };
+    if negative { -magnitude } else { magnitude }
+}
+
+/// `n` units, rounded once to the nearest `F` (ties to even).
+fn round_units<F: BinnedFloat>(n: i128) -> F {
+    let (digits, unit) = match size_of::<F>() {
+        4 => (24, 2f64.powi(-149)),
+        _ => (53, f64::from_bits(1)),
+    };
+    let magnitude = n.unsigned_abs();
+    let length = 128 - magnitude.leading_zeros();
+    let (mut kept, shift) = (magnitude, length.saturating_sub(digits));
+    if shift > 0 {
+        kept = magnitude >> shift;
+        let rest = magnitude & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        if rest > half || (rest == half && kept & 1 == 1) {
+            kept += 1;
+        }
+    }
+    // Exact: at most `digits` bits, times a power of two inside f64's range.
+    let value = kept as f64 * 2f64.powi(shift as i32) * unit;
+    let value = if n < 0 { -value } else { value };
+    from_f64(value)
+}
+
+/// An f64 that `F` holds exactly, as `F`.
+fn from_f64<F: BinnedFloat>(value: f64) -> F {
+    let words: Vec<u32> = match size_of::<F>() {
+        4 => vec![(value as f32).to_bits()],
+        _ => vec![value.to_bits() as u32, (value.to_bits() >> 32) as u32],
+    };
+    let mut w = <F::Words as crate::element::Words>::ZERO;
+    w.as_mut().copy_from_slice(&words);
+    let x = F::from_words(w);
+    assert_eq!(x.to_f64(), value, "not exact in the type");
+    x
+}
+
+/// A random `F` of `2^low ≤ |x| < 2^high` or a subnormal (exponent field 0, when `low` is
+/// below the smallest normal's), random mantissa and sign.
+fn tiny<F: BinnedFloat>(rng: &mut Rng, low: i32, high: i32) -> F {
+    let (mantissa, bias) = match size_of::<F>() {
+        4 => (23u32, 127i32),
+        _ => (52, 1023),
+    };
+    let exponent = low + rng.below((high - low) as usize) as i32;
+    let field = (exponent + bias).max(0) as u64;
+    let bits = field << mantissa | (rng.next() & ((1u64 << mantissa) - 1));
+    let sign = (rng.next() & 1) << (8 * size_of::<F>() - 1);
+    let bits = bits | sign;
+    let mut w = <F::Words as crate::element::Words>::ZERO;
+    let n = w.as_ref().len();
+    for (i, word) in w.as_mut().iter_mut().enumerate().take(n) {
+        *word = (bits >> (32 * i)) as u32;
+    }
+    F::from_words(w)
+}
+
+/// The sum of `xs` is exact before its one rounding (what the bottom of the range gets),
+/// and the same bits in other orders, batches and splits.
+fn check_exact<F: BinnedFloat>(xs: &[F], rng: &mut Rng, what: &str) {
+    let exact: i128 = xs.iter().map(|&x| units(x)).sum();
+    let whole = Binned::sum_of(xs.iter().copied());
+    let expected: F = round_units(exact);
+    let got = whole.value();
+    assert!(
+        got.to_f64().to_bits() == expected.to_f64().to_bits(),
+        "{what}: {got:?}, exactly rounded {expected:?} ({} units off)",
+        units(got) - exact
+    );
+    for batch in [1, 16, 64] {
+        assert_eq!(
+            words(&batched(xs, batch)),
+            words(&whole),
+            "{what}: batches of {batch}"
+        );
+    }
+    for shards in [2, 5, 33] {
+        assert_eq!(
+            words(&split_and_merge(xs, rng, shards)),
+            words(&whole),
+            "{what}: {shards} shards"
+        );
+    }
+}
+
+#[test]
+fn subnormal_sums_are_exact() {
+    let mut rng = Rng(21);
+    // One smallest subnormal, a few, many: CUB's bins stop at 2^-144 (f32) and lose them all.
+    check_exact(&[f32::from_bits(1)], &mut rng, "2^-149");
+    check_exact(&[f32::from_bits(1); 7], &mut rng, "7 × 2^-149");
+    check_exact(&[f64::from_bits(1); 3], &mut rng, "3 × 2^-1074");
+    check_exact(&vec![f32::from_bits(1); 1 << 20], &mut rng, "2^20 × 2^-149");
+    check_exact(
+        &vec![f64::from_bits(3); 100_000],
+        &mut rng,
+        "10^5 × 3·2^-1074",
+    );
+    for n in [1, 2, 31, 1000, 20_000] {
+        let xs: Vec<f32> = (0..n).map(|_| tiny(&mut rng, -150, -126)).collect();
+        check_exact(&xs, &mut rng, &format!("{n} f32 subnormals"));
+        let xs: Vec<f64> = (0..n).map(|_| tiny(&mut rng, -1075, -1022)).collect();
+        check_exact(&xs, &mut rng, &format!("{n} f64 subnormals"));
+    }
+}
+
+#[test]
+fn sums_at_the_smallest_normals_are_exact() {
+    let mut rng = Rng(22);
+    // Subnormals mixed with the smallest normals, up to the largest magnitude whose sum the
+    // state keeps exactly (2^-119 for f32, 2^-976 for f64).
+    for n in [1, 3, 100, 5000, 100_000] {
+        for high in [-125, -122, -119] {
+            let xs: Vec<f32> = (0..n).map(|_| tiny(&mut rng, -150, high)).collect();
+            check_exact(&xs, &mut rng, &format!("{n} f32 below 2^{high}"));
+        }
+        for high in [-1021, -1000, -976] {
+            let xs: Vec<f64> = (0..n).map(|_| tiny(&mut rng, -1075, high)).collect();
+            check_exact(&xs, &mut rng, &format!("{n} f64 below 2^{high}"));
+        }
+    }
+    // Straddling the smallest normal: its neighbours by a few units on either side.
+    let xs: Vec<f32> = (0..4000)
+        .map(|i| f32::from_bits(0x0080_0000 + (i % 9) - 4) * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    check_exact(&xs, &mut rng, "f32 around 2^-126");
+    let xs: Vec<f64> = (0..4000u64)
+        .map(|i| f64::from_bits((1 << 52) + (i % 9) - 4) * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    check_exact(&xs, &mut rng, "f64 around 2^-1022");
+}
+
+#[test]
+fn tiny_sums_that_cancel_are_exact() {
+    let mut rng = Rng(23);
+    for n in [2, 50, 3000] {
+        let half: Vec<f32> = (0..n).map(|_| tiny(&mut rng, -150, -119)).collect();
+        let mut xs: Vec<f32> = half.iter().flat_map(|&x| [x, -x]).collect();
+        check_exact(&xs, &mut rng, "f32 x and -x");
+        assert_eq!(Binned::sum_of(xs.iter().copied()).value().to_bits(), 0);
+        // What is left after the cancellation: a few subnormals.
+        xs.extend([f32::from_bits(5), -f32::from_bits(2)]);
+        rng.shuffle(&mut xs);
+        check_exact(&xs, &mut rng, "f32 x, -x and 3·2^-149");
+        assert_eq!(
+            Binned::sum_of(xs.iter().copied()).value(),
+            f32::from_bits(3)
+        );
+
+        let half: Vec<f64> = (0..n).map(|_| tiny(&mut rng, -1075, -976)).collect();
+        let mut xs: Vec<f64> = half.iter().flat_map(|&x| [x, -x]).collect();
+        xs.push(f64::from_bits(1));
+        rng.shuffle(&mut xs);
+        check_exact(&xs, &mut rng, "f64 x, -x and 2^-1074");
+        assert_eq!(
+            Binned::sum_of(xs.iter().copied()).value(),
+            f64::from_bits(1)
+        );
+    }
+}
+
+#[test]
+fn sums_just_above_the_exact_range_keep_the_bound() {
+    // Largest magnitudes just above 2^-119 (f32) and 2^-976 (f64) with many subnormals: the
+    // state rounds each value to the finest fold again, within 2^-26 (2^-80) of max|x|.
+    let mut rng = Rng(24);
+    for n in [10, 1000, 30_000] {
+        let mut xs: Vec<f32> = (0..n).map(|_| tiny(&mut rng, -150, -126)).collect();
+        xs.push(1.5 * 2f32.powi(-119));
+        rng.shuffle(&mut xs);
+        check_bound(&xs, 2f64.powi(-26), &mut rng);
+        let mut xs: Vec<f64> = (0..n).map(|_| tiny(&mut rng, -1075, -1000)).collect();
+        xs.push(1.5 * 2f64.powi(-976));
+        rng.shuffle(&mut xs);
+        check_bound(&xs, 2f64.powi(-80), &mut rng);
+    }
+}
+
+/// `|value - exact| ≤ n·per_element·max|x| + ulp(value)` (the state's bound, then the
+/// rounding), in units; and the same bits for a split.
+fn check_bound<F: BinnedFloat>(xs: &[F], per_element: f64, rng: &mut Rng) {
+    let exact: i128 = xs.iter().map(|&x| units(x)).sum();
+    let largest = xs.iter().map(|&x| units(x).abs()).max().unwrap_or(0);
+    let whole = Binned::sum_of(xs.iter().copied());
+    let got = whole.value();
+    let ulp = (units(got).abs() >> (if size_of::<F>() == 4 { 23 } else { 52 })).max(1);
+    let bound = xs.len() as f64 * per_element * largest as f64 + ulp as f64;
+    let error = (units(got) - exact).abs() as f64;
+    assert!(
+        error <= bound,
+        "{} values: {error} units off, bound {bound}",
+        xs.len()
+    );
+    assert_eq!(words(&split_and_merge(xs, rng, 4)), words(&whole));
 }
