@@ -8,7 +8,8 @@
 
 use crate::global::sorted_regions;
 use crate::rng::SplitMix64;
-use crate::sim::{CaughtPanic, RUNNING, SIM, Sim, Stuck, ThreadYielder, with_thread};
+use crate::sim::schedule::Stuck;
+use crate::sim::{CaughtPanic, RUNNING, SIM, Sim, ThreadYielder, with_thread};
 use crate::types::{ErrorKind, LaunchConfig, LaunchStats, Region, Schedule, SimError};
 use core::cell::{Cell, RefCell};
 use corosensei::stack::DefaultStack;
