@@ -75,16 +75,23 @@ pub enum SumReference<S> {
     },
 }
 
-/// `Σxᵢ` with Neumaier's compensation, `Σ|xᵢ|`, the positive and negative parts, and whether
-/// every element is an integer.
+/// `Σxᵢ` with Neumaier's compensation, `Σ|xᵢ|`, the positive and negative parts (of the finite
+/// elements), and whether every element is an integer.
+///
+/// Infinities are added up on their own (their sum is the sum's value: NaN for both signs), a
+/// NaN makes the value NaN, and finite elements whose sum overflows `f64` (`f64` inputs near
+/// their largest value) are added up scaled by 2^-600 and scaled back, so that the value is the
+/// signed infinity or the finite result the exact sum rounds to.
 fn neumaier<T: HostElement>(input: &[T]) -> (f64, f64, f64, f64, bool) {
-    // A sum starts from its first element (so that `-0.0 + -0.0` is `-0.0`, as IEEE says).
-    let first = input.first().map_or(0.0, |x| x.to_f64());
-    let (mut sum, mut compensation) = (first, 0.0f64);
+    let values: Vec<f64> = input.iter().map(|&x| x.to_f64()).collect();
     let (mut abs_sum, mut positive, mut negative, mut all_integers) = (0.0, 0.0, 0.0, true);
-    let mut saw_nan = false;
-    for (i, &x) in input.iter().enumerate() {
-        let x = x.to_f64();
+    let (mut saw_nan, mut infinities) = (false, None::<f64>);
+    for &x in &values {
+        saw_nan |= x.is_nan();
+        if x.is_infinite() {
+            infinities = Some(infinities.map_or(x, |sum| sum + x));
+            continue;
+        }
         abs_sum += x.abs();
         if x > 0.0 {
             positive += x;
@@ -92,10 +99,32 @@ fn neumaier<T: HostElement>(input: &[T]) -> (f64, f64, f64, f64, bool) {
             negative += x;
         }
         all_integers &= x.fract() == 0.0;
-        saw_nan |= x.is_nan();
-        if i == 0 {
-            continue;
-        }
+    }
+    let finite = || values.iter().copied().filter(|x| x.is_finite());
+    let mut sum = compensated(finite());
+    if !sum.is_finite() && !saw_nan {
+        /// 2^-600: far below `f64::MAX` (2^1024) yet far above the subnormals' 2^-1074.
+        const SCALE: f64 = f64::from_bits((1023 - 600) << 52);
+        sum = compensated(finite().map(|x| x * SCALE)) / SCALE;
+    }
+    let sum = if saw_nan {
+        f64::NAN
+    } else if let Some(infinite) = infinities {
+        infinite
+    } else {
+        sum
+    };
+    (sum, abs_sum, positive, negative, all_integers)
+}
+
+/// `Σxᵢ` of finite values with Neumaier's compensation; a sum starts from its first element (so
+/// that `-0.0 + -0.0` is `-0.0`, as IEEE says).
+fn compensated(mut values: impl Iterator<Item = f64>) -> f64 {
+    let Some(first) = values.next() else {
+        return 0.0;
+    };
+    let (mut sum, mut compensation) = (first, 0.0f64);
+    for x in values {
         let t = sum + x;
         compensation += if sum.abs() >= x.abs() {
             (sum - t) + x
@@ -104,14 +133,11 @@ fn neumaier<T: HostElement>(input: &[T]) -> (f64, f64, f64, f64, bool) {
         };
         sum = t;
     }
-    let sum = if saw_nan {
-        f64::NAN
-    } else if sum.is_finite() && compensation != 0.0 {
+    if sum.is_finite() && compensation != 0.0 {
         sum + compensation
     } else {
         sum
-    };
-    (sum, abs_sum, positive, negative, all_integers)
+    }
 }
 
 /// `γ_h · Σ|xᵢ|` plus the error of the `f64` Neumaier reference itself.
@@ -185,7 +211,14 @@ fn check_bounded<S>(
     let expected = value / scale;
     let tolerance = sum_error_bound(bound.unit_roundoff, additions, abs_sum, len, value) / scale
         + if bound.extra > 0.0 {
-            bound.extra * expected.abs()
+            // The division's rounding: relative, and, where the quotient falls among the
+            // subnormals, half of their spacing (the smallest subnormal of the result's type).
+            let smallest = if bound.unit_roundoff >= f64::from(f32::EPSILON) / 2.0 {
+                f64::from(f32::from_bits(1))
+            } else {
+                f64::from_bits(1)
+            };
+            bound.extra * expected.abs() + smallest / 2.0
         } else {
             0.0
         };
@@ -195,21 +228,35 @@ fn check_bounded<S>(
     } else {
         (got - expected).abs()
     };
+    // A part that overflows in some order: IEEE arithmetic may reach that infinity (and NaN,
+    // inf + -inf, where the parts of both signs do), whatever the exact sum.
+    let (positive_overflows, negative_overflows) =
+        (positive / scale > max, -negative / scale > max);
+    let both_overflow = positive_overflows && negative_overflows;
+    let some_order_overflows = (got == f64::INFINITY && positive_overflows)
+        || (got == f64::NEG_INFINITY && negative_overflows)
+        || (got.is_nan() && both_overflow);
     let pass = if expected.is_nan() {
         got.is_nan()
     } else if expected.is_infinite() {
-        // An infinite element (or an exact sum beyond f64) makes the sum that infinity.
-        got == expected
+        // An infinite element (or an exact sum beyond f64) makes the sum that infinity; but
+        // where the finite elements of the other sign can overflow in the sum's type, some
+        // orders reach the other infinity first, and inf + -inf is NaN.
+        let other_overflows = if expected > 0.0 {
+            -negative / scale > max
+        } else {
+            positive / scale > max
+        };
+        got == expected || (other_overflows && got.is_nan())
     } else if expected.abs() - tolerance > max {
-        // Beyond the range in every order: the sum overflows.
-        got == expected.signum() * f64::INFINITY
+        // Beyond the range in every order: the sum overflows (to NaN where both signs can).
+        got == expected.signum() * f64::INFINITY || (both_overflow && got.is_nan())
     } else {
         let within = got.is_finite() && abs_error <= tolerance;
         // Near the edge of the range, or with parts that overflow in some order, IEEE
         // arithmetic may give ±inf (and NaN once both signs overflowed).
         let edge = expected.abs() + tolerance > max && got == expected.signum() * f64::INFINITY;
-        let both_overflow = positive / scale > max && -negative / scale > max;
-        within || edge || (both_overflow && !got.is_finite())
+        within || edge || some_order_overflows
     };
     Verdict {
         pass,
