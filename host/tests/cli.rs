@@ -405,3 +405,55 @@ fn a_valid_file_is_reduced() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
 }
+
+#[test]
+fn commands_have_their_own_options_and_refuse_the_others_in_one_line() {
+    // `run v5` is `v5`.
+    let args = ["--backend", "sim", "--n", "1000", "--pattern", "formula"];
+    let bare = reduce_rs(&[&["v5"][..], &args].concat());
+    let run = reduce_rs(&[&["run", "v5"][..], &args].concat());
+    assert!(run.status.success(), "{}", stderr(&run));
+    let result = |o: &Output| {
+        stdout(o)
+            .lines()
+            .find(|l| l.trim_start().starts_with("result"))
+            .map(String::from)
+    };
+    assert_eq!(result(&bare), result(&run));
+    assert!(result(&run).is_some_and(|l| l.contains("PASS")));
+    // Each command's help, within the terminal.
+    for (command, option) in [
+        ("bench", "--sizes"),
+        ("run", "--schedule-seed"),
+        ("list", ""),
+    ] {
+        let output = reduce_rs(&["help", command]);
+        assert!(output.status.success(), "{command}: {}", stderr(&output));
+        let text = stdout(&output);
+        assert!(
+            text.contains(&format!("Usage: reduce-rs {command}")),
+            "{text}"
+        );
+        assert!(text.contains(option), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "wider than 80: `{line}`");
+        }
+    }
+    for args in [
+        &["v5", "--sizes", "2^20"][..],
+        &["bench", "--n", "1000"],
+        &["bench", "--op", "max"],
+        &["bench", "--devices", "2", "--shapes", "table"],
+        &["bench", "--accuracy", "--dtypes", "f64"],
+        &["v8", "--input", "data.npy", "--seed", "3"],
+        &["v8", "--devices", "2", "--block", "256"],
+        &["v8", "--columns"],
+        &["list", "--n", "5"],
+    ] {
+        let output = reduce_rs(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let text = stderr(&output);
+        assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
+        assert!(text.starts_with("error: "), "{args:?}: {text}");
+    }
+}

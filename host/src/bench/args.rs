@@ -1,11 +1,11 @@
-//! `bench`'s command line: its own flags, the refusal of flags the sweep would ignore, the
-//! list parsers (`--dtypes`, `--sizes`, `--versions`) and [`BenchOptions`], everything a sweep
-//! needs with the defaults applied.
+//! `bench`'s command line: its own flags (the options its modes ignore are declared as
+//! conflicts), the list parsers (`--dtypes`, `--sizes`, `--versions`) and [`BenchOptions`],
+//! everything a bench needs with the defaults applied.
 
-use crate::element::{DType, OpKind};
-use crate::run::BackendChoice;
+use crate::element::DType;
 use crate::size::parse_len;
 use crate::timing::Timing;
+use crate::values::{TimingArgs, parse_block};
 use reduce_rs::Version;
 use std::path::PathBuf;
 
@@ -13,115 +13,60 @@ pub const SIZES_DEFAULT: &str = "2^10..2^28";
 /// A range's exponent step when none is given: every power of 4.
 pub const DEFAULT_EXPONENT_STEP: u32 = 2;
 pub const OUT_DEFAULT: &str = "bench-out";
+/// `--devices`' sizes per GPU when `--sizes` is not given: the issue's table.
+pub const DEVICES_SIZES_DEFAULT: [usize; 3] = [1 << 24, 1 << 28, 1 << 30];
 
-/// The options only `bench` reads; `check_flags` rejects them on other commands.
+/// `bench`'s options. Its modes (the versions' sweep, `--shapes`, `--accuracy`, `--devices`)
+/// declare the options they ignore as conflicts, so clap refuses them.
 // The fields' doc comments are `--help`'s text, written for the terminal, not for rustdoc.
 #[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(clap::Args, Clone, Debug)]
-#[command(next_help_heading = "Bench options (reduce-rs bench)")]
 pub struct BenchArgs {
-    /// Element types: a comma list or `all` (= f32,f64,i32,u32) [default: all, or --dtype when given]
-    #[arg(long, value_parser = parse_dtypes)]
+    /// Element types: a comma list or `all` (= f32,f64,i32,u32) [default: all]
+    #[arg(long, visible_alias = "dtype", value_parser = parse_dtypes)]
     pub dtypes: Option<DTypeList>,
     /// Element counts: a comma list (2^20,1e6,32M) and/or ranges a..b[:s] of powers of two with
-    /// exponent step s (default 2: 2^10..2^28 is every power of 4)
-    #[arg(long, default_value = SIZES_DEFAULT, value_parser = parse_sizes, allow_negative_numbers = true)]
-    pub sizes: SizeList,
+    /// exponent step s (default 2: 2^10..2^28 is every power of 4) [default: 2^10..2^28; with
+    /// --devices 2^24,2^28,2^30 per GPU]
+    #[arg(long, value_parser = parse_sizes, allow_negative_numbers = true)]
+    pub sizes: Option<SizeList>,
     /// Versions in the order of the table (the speedup column compares each with the previous):
     /// a comma list (v0,v5,multi-add) or `all`
     #[arg(long, value_parser = parse_versions)]
     pub versions: Option<VersionList>,
+    /// Threads per block [default: each version's tuned size; `reduce-rs list` shows them]
+    #[arg(long, value_parser = parse_block, allow_negative_numbers = true)]
+    pub block: Option<u32>,
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Directory for bench.csv, bench.json and bench_<dtype>.svg
     #[arg(long, default_value = OUT_DEFAULT)]
     pub out: PathBuf,
-    /// Do not build and time CUB and the CUDA C++ versions (bench/cuda/reduce_ref.cu), even where nvcc is installed
+    /// Do not build and time CUB and the CUDA C++ versions (bench/cuda), even where nvcc is
+    /// installed
     #[arg(long)]
     pub no_cub: bool,
+    /// Load the kernels from this directory (written by `cargo xtask build-ptx`) instead of the
+    /// PTX embedded in the library [default: $REDUCE_PTX_DIR]
+    #[arg(long)]
+    pub ptx_dir: Option<PathBuf>,
     /// Instead of the versions: reductions of a shape and the library's operators, beside
     /// PyTorch and CUB: `table` (the cases of the issue), `sweep` (f32 row sums against row
     /// length, with a chart) and/or cases dtype:op:kind:size (f32:sum:rows:8192x8192,
     /// bf16:argmax:rows:64x128256, f32:argmax:whole:2^28, f32:sum:segments:100000x300)
-    #[arg(long, value_parser = super::shapes::parse_shapes)]
+    #[arg(long, value_parser = super::shapes::parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]
     pub shapes: Option<super::shapes::ShapesArg>,
     /// Instead of the timings: the relative error of every version's f32 sum, and of the
     /// reproducible sum, against the exact sum of uniform [-1, 1) input at --accuracy-sizes
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["dtypes", "sizes", "shapes", "repeat", "warmup", "no_cub"])]
     pub accuracy: bool,
-    /// The sizes --accuracy measures (2^32 f32 needs 16 GiB of GPU and host memory)
-    #[arg(long, default_value = "2^24,2^28,2^32", value_parser = parse_sizes, allow_negative_numbers = true)]
+    /// With --accuracy: the sizes it measures (2^32 f32 needs 16 GiB of GPU and host memory)
+    #[arg(long, default_value = "2^24,2^28,2^32", value_parser = parse_sizes, allow_negative_numbers = true, requires = "accuracy")]
     pub accuracy_sizes: SizeList,
-}
-
-/// clap ids of the flags only `bench` reads.
-const BENCH_ONLY: [(&str, &str); 8] = [
-    ("shapes", "--shapes"),
-    ("accuracy", "--accuracy"),
-    ("accuracy_sizes", "--accuracy-sizes"),
-    ("dtypes", "--dtypes"),
-    ("sizes", "--sizes"),
-    ("versions", "--versions"),
-    ("out", "--out"),
-    ("no_cub", "--no-cub"),
-];
-
-/// clap ids of the single-run flags that mean nothing to `bench`, and why.
-const NOT_FOR_BENCH: [(&str, &str, &str); 6] = [
-    (
-        "reproducible",
-        "--reproducible",
-        "bench times the reproducible sum beside v8 anyway (the `repro` rows)",
-    ),
-    ("n", "--n", "bench sweeps --sizes"),
-    (
-        "pattern",
-        "--pattern",
-        "bench reduces random input (seed 1)",
-    ),
-    ("seed", "--seed", "bench reduces random input (seed 1)"),
-    (
-        "schedule_seed",
-        "--schedule-seed",
-        "it shuffles the simulator, and bench runs on the GPU",
-    ),
-    (
-        "yes",
-        "--yes",
-        "it confirms long simulator runs, and bench runs on the GPU",
-    ),
-];
-
-/// Refuses flags that the command would silently ignore: bench's own flags on other commands,
-/// and single-run flags on bench (`bench`: the command is `bench`). `given(id)` says whether
-/// the flag with that clap id was on the command line.
-pub fn check_flags(
-    bench: bool,
-    given: impl Fn(&str) -> bool,
-    op: OpKind,
-    backend: BackendChoice,
-) -> Result<(), String> {
-    if !bench {
-        return match BENCH_ONLY.iter().find(|(id, _)| given(id)) {
-            Some((_, flag)) => Err(format!(
-                "{flag} is a `bench` option (reduce-rs bench {flag} …)"
-            )),
-            None => Ok(()),
-        };
-    }
-    if let Some((_, flag, why)) = NOT_FOR_BENCH.iter().find(|(id, _, _)| given(id)) {
-        return Err(format!("{flag} does not apply to `bench`: {why}"));
-    }
-    if op != OpKind::Sum && !given("shapes") {
-        return Err(format!(
-            "bench times the sum only (its comparison, CUB's DeviceReduce::Sum, is a sum), not {op}"
-        ));
-    }
-    if backend == BackendChoice::Sim {
-        return Err("bench times the GPU; the simulator has no timing (`reduce-rs all --backend sim` checks every version)".into());
-    }
-    if given("dtype") && given("dtypes") {
-        return Err("give --dtype (one type) or --dtypes (a list), not both".into());
-    }
-    Ok(())
+    /// Instead of the versions: the f32 sum of --sizes elements per GPU over this many GPUs
+    /// (`all`: every GPU), one process driving them, beside PyTorch + NCCL
+    #[arg(long, value_parser = crate::devices::parse_devices, conflicts_with_all = ["shapes", "versions", "dtypes", "block", "ptx_dir", "no_cub", "accuracy"])]
+    pub devices: Option<crate::devices::DeviceCount>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -225,9 +170,23 @@ pub fn parse_versions(text: &str) -> Result<VersionList, String> {
     Ok(VersionList(list))
 }
 
-/// Everything a sweep needs, with the defaults applied.
+/// What a `bench` measures.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mode {
+    /// The versions × sizes × types sweep.
+    Sweep,
+    /// `--shapes`: the shape cases.
+    Shapes(super::shapes::ShapesArg),
+    /// `--accuracy`: the errors at these sizes.
+    Accuracy(Vec<usize>),
+    /// `--devices`: the several-GPU sweep (`sizes` per GPU).
+    Devices(crate::devices::DeviceCount),
+}
+
+/// Everything a bench needs, with the defaults applied.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
+    pub mode: Mode,
     pub dtypes: Vec<DType>,
     pub sizes: Vec<usize>,
     pub versions: Vec<Version>,
@@ -237,43 +196,38 @@ pub struct BenchOptions {
     pub out: PathBuf,
     pub cub: bool,
     pub ptx_dir: Option<PathBuf>,
-    /// `--shapes`: the shape cases instead of the versions' sweep.
-    pub shapes: Option<super::shapes::ShapesArg>,
-    /// `--accuracy`: the errors at these sizes instead of the timings.
-    pub accuracy: Option<Vec<usize>>,
-    /// `--devices`: the several-GPU sweep (`--sizes` per GPU) instead of the versions' sweep.
-    pub devices: Option<crate::devices::DeviceCount>,
 }
 
 impl BenchOptions {
-    /// `dtype`: the common `--dtype`, when it was given on the command line.
-    pub fn new(
-        args: &BenchArgs,
-        dtype: Option<DType>,
-        block: Option<u32>,
-        timing: Timing,
-        ptx_dir: Option<PathBuf>,
-    ) -> BenchOptions {
-        let dtypes = match (&args.dtypes, dtype) {
+    /// The options of `args`; `ptx_dir` is `--ptx-dir` or its environment variable.
+    pub fn new(args: &BenchArgs, ptx_dir: Option<PathBuf>) -> BenchOptions {
+        let mode = match (&args.shapes, args.accuracy, args.devices) {
+            (Some(shapes), _, _) => Mode::Shapes(shapes.clone()),
+            (None, true, _) => Mode::Accuracy(args.accuracy_sizes.0.clone()),
+            (None, false, Some(count)) => Mode::Devices(count),
+            (None, false, None) => Mode::Sweep,
+        };
+        let sizes = match (&args.sizes, &mode) {
             (Some(list), _) => list.0.clone(),
-            (None, Some(one)) => vec![one],
-            (None, None) => DType::ALL.to_vec(),
+            (None, Mode::Devices(_)) => DEVICES_SIZES_DEFAULT.to_vec(),
+            (None, _) => parse_sizes(SIZES_DEFAULT).map(|l| l.0).unwrap_or_default(),
         };
         BenchOptions {
-            dtypes,
-            sizes: args.sizes.0.clone(),
+            mode,
+            dtypes: args
+                .dtypes
+                .as_ref()
+                .map_or_else(|| DType::ALL.to_vec(), |l| l.0.clone()),
+            sizes,
             versions: args
                 .versions
                 .as_ref()
                 .map_or_else(|| Version::all().collect(), |v| v.0.clone()),
-            block,
-            timing,
+            block: args.block,
+            timing: args.timing.timing(),
             out: args.out.clone(),
             cub: !args.no_cub,
             ptx_dir,
-            shapes: args.shapes.clone(),
-            accuracy: args.accuracy.then(|| args.accuracy_sizes.0.clone()),
-            devices: None,
         }
     }
 
@@ -358,76 +312,52 @@ mod tests {
         );
     }
 
-    fn args() -> BenchArgs {
-        BenchArgs {
-            dtypes: None,
-            sizes: parse_sizes(SIZES_DEFAULT).unwrap(),
-            versions: None,
-            out: OUT_DEFAULT.into(),
-            no_cub: false,
-            shapes: None,
-            accuracy: false,
-            accuracy_sizes: parse_sizes("2^24,2^28,2^32").unwrap(),
+    fn args(line: &[&str]) -> BenchArgs {
+        let (cli, _) =
+            crate::cli::parse(["reduce-rs", "bench"].iter().chain(line)).expect("a bench line");
+        match cli.command {
+            crate::cli::Command::Bench(args) => args,
+            other => panic!("{other:?}"),
         }
     }
 
     #[test]
     fn options_default_to_every_type_and_version_and_honour_dtype() {
-        let timing = Timing {
-            warmup: 3,
-            repeat: 20,
-        };
-        let all = BenchOptions::new(&args(), None, Some(256), timing, None);
+        let all = BenchOptions::new(&args(&[]), None);
+        assert_eq!(all.mode, Mode::Sweep);
         assert_eq!(all.dtypes, DType::ALL);
         assert_eq!(all.versions.len(), 9);
+        assert_eq!(all.sizes, parse_sizes(SIZES_DEFAULT).unwrap().0);
         assert!(all.cub);
         assert_eq!(all.runs_per_case(), 10 * 23);
-        let one = BenchOptions::new(&args(), Some(DType::U32), Some(256), timing, None);
+        let one = BenchOptions::new(&args(&["--dtype", "u32"]), None);
         assert_eq!(one.dtypes, [DType::U32]);
-        let listed = BenchArgs {
-            dtypes: Some(DTypeList(vec![DType::F64])),
-            no_cub: true,
-            ..args()
-        };
-        let listed = BenchOptions::new(&listed, None, Some(128), timing, None);
+        let listed = BenchOptions::new(
+            &args(&["--dtypes", "f64", "--no-cub", "--block", "128"]),
+            None,
+        );
         assert_eq!(
-            (listed.dtypes.as_slice(), listed.cub),
-            ([DType::F64].as_slice(), false)
+            (listed.dtypes.as_slice(), listed.cub, listed.block),
+            ([DType::F64].as_slice(), false, Some(128))
         );
     }
 
     #[test]
-    fn flags_are_refused_where_they_would_be_ignored() {
-        let only = |ids: &'static [&'static str]| move |id: &str| ids.contains(&id);
-        let ok =
-            |what, given| check_flags(what == "bench", given, OpKind::Sum, BackendChoice::Auto);
-        assert!(ok("bench", only(&["sizes", "dtypes", "block", "repeat"])).is_ok());
-        assert!(ok("bench", only(&["dtype", "op"])).is_ok());
-        assert!(ok("v5", only(&["n", "dtype"])).is_ok());
-        assert!(
-            ok("v5", only(&["sizes"]))
-                .unwrap_err()
-                .contains("--sizes is a `bench` option")
+    fn each_mode_takes_its_own_defaults() {
+        let devices = BenchOptions::new(&args(&["--devices", "2"]), None);
+        assert_eq!(
+            devices.mode,
+            Mode::Devices(crate::devices::DeviceCount::Count(2))
         );
-        assert!(
-            ok("all", only(&["no_cub"]))
-                .unwrap_err()
-                .contains("--no-cub")
+        assert_eq!(devices.sizes, DEVICES_SIZES_DEFAULT);
+        let sized = BenchOptions::new(&args(&["--devices", "all", "--sizes", "2^20"]), None);
+        assert_eq!(sized.sizes, [1 << 20]);
+        let accuracy = BenchOptions::new(&args(&["--accuracy"]), None);
+        assert_eq!(
+            accuracy.mode,
+            Mode::Accuracy(vec![1 << 24, 1 << 28, 1 << 32])
         );
-        assert!(ok("bench", only(&["n"])).unwrap_err().contains("--sizes"));
-        assert!(
-            ok("bench", only(&["schedule_seed"]))
-                .unwrap_err()
-                .contains("--schedule-seed")
-        );
-        assert!(
-            ok("bench", only(&["dtype", "dtypes"]))
-                .unwrap_err()
-                .contains("not both")
-        );
-        let max = check_flags(true, only(&["op"]), OpKind::Max, BackendChoice::Auto);
-        assert!(max.unwrap_err().contains("sum only"));
-        let sim = check_flags(true, only(&["backend"]), OpKind::Sum, BackendChoice::Sim);
-        assert!(sim.unwrap_err().contains("simulator"));
+        let shapes = BenchOptions::new(&args(&["--shapes", "sweep"]), None);
+        assert!(matches!(shapes.mode, Mode::Shapes(ref s) if s.sweep));
     }
 }

@@ -24,9 +24,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-/// The per-GPU sizes when `--sizes` is not given: the table.
-pub const DEFAULT_PER_GPU: [usize; 3] = [1 << 24, 1 << 28, 1 << 30];
-
 struct Row {
     implementation: String,
     op: String,

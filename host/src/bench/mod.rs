@@ -28,7 +28,7 @@ pub mod report;
 pub mod rows;
 pub mod shapes;
 
-pub use args::{BenchArgs, BenchOptions, check_flags, parse_sizes};
+pub use args::{BenchArgs, BenchOptions, Mode, parse_sizes};
 
 use crate::element::HostElement;
 use crate::input::{Pattern, generate};
@@ -52,20 +52,21 @@ const SEED: u64 = 1;
 
 /// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
 pub fn run(options: &BenchOptions) -> Result<bool> {
-    if let Some(sizes) = &options.accuracy {
-        return accuracy::run(sizes, options);
-    }
-    if let Some(count) = options.devices {
-        return devices::run(count, &options.sizes, options.timing, &options.out);
-    }
-    if let Some(arg) = &options.shapes {
-        return shapes::run(
-            arg,
-            options.timing,
-            &options.out,
-            options.ptx_dir.as_deref(),
-            options.cub,
-        );
+    match &options.mode {
+        Mode::Sweep => {}
+        Mode::Accuracy(sizes) => return accuracy::run(sizes, options),
+        Mode::Devices(count) => {
+            return devices::run(*count, &options.sizes, options.timing, &options.out);
+        }
+        Mode::Shapes(arg) => {
+            return shapes::run(
+                arg,
+                options.timing,
+                &options.out,
+                options.ptx_dir.as_deref(),
+                options.cub,
+            );
+        }
     }
     let mut reducer = Reducer::gpu(0).context("bench times the kernels on the GPU")?;
     if let Some(dir) = &options.ptx_dir {
