@@ -12,7 +12,8 @@ use host::bench::{self, BenchArgs, BenchOptions};
 use host::cli::{self, Command, ParseError, RunArgs};
 use host::file;
 use host::report::{
-    format_list, print_header, print_outcome, print_row, print_table_header, terminal_width,
+    error_line, format_list, print_header, print_outcome, print_row, print_table_header,
+    terminal_width,
 };
 use host::run::{BackendChoice, Case, Source, check_fits, describe, open_backend, run_versions};
 use host::shapes::{self, ShapeSpec};
@@ -66,7 +67,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_line(&error));
             ExitCode::from(2)
         }
     }

@@ -457,3 +457,28 @@ fn commands_have_their_own_options_and_refuse_the_others_in_one_line() {
         assert!(text.starts_with("error: "), "{args:?}: {text}");
     }
 }
+
+#[test]
+fn bench_without_a_gpu_is_one_line_and_exit_status_2() {
+    if gpu_available().is_ok() {
+        return eprintln!("a GPU is there: bench runs");
+    }
+    let out = std::env::temp_dir().join(format!("reduce-rs-cli-bench-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    for args in [
+        &["bench", "--out", out][..],
+        &["bench", "--shapes", "table", "--out", out],
+        &["bench", "--accuracy", "--out", out],
+        &["bench", "--devices", "2", "--out", out],
+        &["bench", "--peers-dir", "/nowhere", "--out", out],
+    ] {
+        let output = reduce_rs(args);
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {text}");
+        assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
+        assert!(
+            text.starts_with("error: ") && text.contains("GPU"),
+            "{args:?}: {text}"
+        );
+    }
+}

@@ -2,16 +2,15 @@
 //! conflicts), the list parsers (`--dtypes`, `--sizes`, `--versions`) and [`BenchOptions`],
 //! everything a bench needs with the defaults applied.
 
+use super::shapes::cases::{ShapesArg, parse_shapes};
 use crate::element::DType;
-use crate::size::parse_len;
+use crate::size::{SizeList, parse_sizes};
 use crate::timing::Timing;
 use crate::values::{TimingArgs, parse_block};
 use reduce_rs::Version;
 use std::path::PathBuf;
 
 pub const SIZES_DEFAULT: &str = "2^10..2^28";
-/// A range's exponent step when none is given: every power of 4.
-pub const DEFAULT_EXPONENT_STEP: u32 = 2;
 pub const OUT_DEFAULT: &str = "bench-out";
 /// `--devices`' sizes per GPU when `--sizes` is not given: the issue's table.
 pub const DEVICES_SIZES_DEFAULT: [usize; 3] = [1 << 24, 1 << 28, 1 << 30];
@@ -46,6 +45,14 @@ pub struct BenchArgs {
     /// installed
     #[arg(long)]
     pub no_cub: bool,
+    /// Do not time PyTorch (bench/torch: --shapes and --devices), even where python3 has torch
+    #[arg(long)]
+    pub no_torch: bool,
+    /// The folder of the peers' sources (the repository's bench/: cuda/*.cu, torch/*.py)
+    /// [default: $REDUCE_BENCH_DIR, else bench/ beside the program, in the current directory,
+    /// or where the program was built]
+    #[arg(long, value_name = "DIR")]
+    pub peers_dir: Option<PathBuf>,
     /// Load the kernels from this directory (written by `cargo xtask build-ptx`) instead of the
     /// PTX embedded in the library [default: $REDUCE_PTX_DIR]
     #[arg(long)]
@@ -54,11 +61,11 @@ pub struct BenchArgs {
     /// PyTorch and CUB: `table` (the cases of the issue), `sweep` (f32 row sums against row
     /// length, with a chart) and/or cases dtype:op:kind:size (f32:sum:rows:8192x8192,
     /// bf16:argmax:rows:64x128256, f32:argmax:whole:2^28, f32:sum:segments:100000x300)
-    #[arg(long, value_parser = super::shapes::parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]
-    pub shapes: Option<super::shapes::ShapesArg>,
+    #[arg(long, value_parser = parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]
+    pub shapes: Option<ShapesArg>,
     /// Instead of the timings: the relative error of every version's f32 sum, and of the
     /// reproducible sum, against the exact sum of uniform [-1, 1) input at --accuracy-sizes
-    #[arg(long, conflicts_with_all = ["dtypes", "sizes", "shapes", "repeat", "warmup", "no_cub"])]
+    #[arg(long, conflicts_with_all = ["dtypes", "sizes", "shapes", "repeat", "warmup", "no_cub", "no_torch", "peers_dir"])]
     pub accuracy: bool,
     /// With --accuracy: the sizes it measures (2^32 f32 needs 16 GiB of GPU and host memory)
     #[arg(long, default_value = "2^24,2^28,2^32", value_parser = parse_sizes, allow_negative_numbers = true, requires = "accuracy")]
@@ -95,63 +102,6 @@ pub fn parse_dtypes(text: &str) -> Result<DTypeList, String> {
     Ok(DTypeList(dtypes))
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SizeList(pub Vec<usize>);
-
-/// A comma list of element counts (anything `parse_len` reads) and ranges `a..b[:s]`: the powers
-/// of two from `a` to `b` (both powers of two), exponent step `s` (default 2). Sorted, repeats
-/// dropped.
-pub fn parse_sizes(text: &str) -> Result<SizeList, String> {
-    let mut sizes = Vec::new();
-    for item in text.split(',').map(str::trim) {
-        if item.is_empty() {
-            return Err(format!(
-                "`{text}` has an empty entry (write e.g. 2^10..2^28 or 2^20,1e6)"
-            ));
-        }
-        let Some((from, rest)) = item.split_once("..") else {
-            let n = parse_len(item)?;
-            if n == 0 {
-                return Err("sizes must be at least 1".into());
-            }
-            sizes.push(n);
-            continue;
-        };
-        let (to, step) = match rest.split_once(':') {
-            Some((to, step)) => {
-                let step: u32 = step
-                    .trim()
-                    .parse()
-                    .ok()
-                    .filter(|&s| s >= 1)
-                    .ok_or_else(|| {
-                        format!("`{step}` in `{item}` is not an exponent step (a whole number ≥ 1)")
-                    })?;
-                (to, step)
-            }
-            None => (rest, DEFAULT_EXPONENT_STEP),
-        };
-        let exponent = |end: &str| -> Result<u32, String> {
-            let n = parse_len(end)?;
-            if n.is_power_of_two() {
-                Ok(n.trailing_zeros())
-            } else {
-                Err(format!(
-                    "`{end}` in `{item}`: a range runs over powers of two, so both ends must be powers of two (e.g. 2^10..2^28:2)"
-                ))
-            }
-        };
-        let (low, high) = (exponent(from)?, exponent(to)?);
-        if low > high {
-            return Err(format!("`{item}` is empty: its start is above its end"));
-        }
-        sizes.extend((low..=high).step_by(step as usize).map(|k| 1usize << k));
-    }
-    sizes.sort_unstable();
-    sizes.dedup();
-    Ok(SizeList(sizes))
-}
-
 #[derive(Clone, Debug)]
 pub struct VersionList(pub Vec<Version>);
 
@@ -176,7 +126,7 @@ pub enum Mode {
     /// The versions × sizes × types sweep.
     Sweep,
     /// `--shapes`: the shape cases.
-    Shapes(super::shapes::ShapesArg),
+    Shapes(ShapesArg),
     /// `--accuracy`: the errors at these sizes.
     Accuracy(Vec<usize>),
     /// `--devices`: the several-GPU sweep (`sizes` per GPU).
@@ -194,8 +144,13 @@ pub struct BenchOptions {
     pub block: Option<u32>,
     pub timing: Timing,
     pub out: PathBuf,
+    /// Time CUB and the CUDA C++ versions (`--no-cub`: not).
     pub cub: bool,
+    /// Time PyTorch (`--no-torch`: not).
+    pub torch: bool,
     pub ptx_dir: Option<PathBuf>,
+    /// `--peers-dir` (the environment and the defaults are `peers::locate`'s).
+    pub peers_dir: Option<PathBuf>,
 }
 
 impl BenchOptions {
@@ -227,7 +182,9 @@ impl BenchOptions {
             timing: args.timing.timing(),
             out: args.out.clone(),
             cub: !args.no_cub,
+            torch: !args.no_torch,
             ptx_dir,
+            peers_dir: args.peers_dir.clone(),
         }
     }
 
@@ -252,36 +209,6 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         assert_eq!(sizes.len(), 10);
-    }
-
-    #[test]
-    fn sizes_take_lists_ranges_and_steps() {
-        assert_eq!(
-            parse_sizes("2^20..2^23:1").unwrap().0,
-            [1 << 20, 1 << 21, 1 << 22, 1 << 23]
-        );
-        assert_eq!(
-            parse_sizes("1e6, 2^20,32M,2^20").unwrap().0,
-            [1_000_000, 1 << 20, 1 << 25]
-        );
-        assert_eq!(
-            parse_sizes("2^10..2^16:3,1000").unwrap().0,
-            [1000, 1 << 10, 1 << 13, 1 << 16]
-        );
-        assert_eq!(parse_sizes("4Ki..4Ki").unwrap().0, [4096]);
-        for (bad, says) in [
-            ("", "empty entry"),
-            ("2^10,,2^12", "empty entry"),
-            ("1000..2^20", "powers of two"),
-            ("2^20..2^10", "start is above its end"),
-            ("2^10..2^20:0", "exponent step"),
-            ("2^10..2^20:x", "exponent step"),
-            ("0", "at least 1"),
-            ("lots", "not an element count"),
-        ] {
-            let error = parse_sizes(bad).unwrap_err();
-            assert!(error.contains(says), "{bad}: {error}");
-        }
     }
 
     #[test]
