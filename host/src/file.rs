@@ -360,6 +360,7 @@ fn element_type(descr: &str) -> Result<DType, FileError> {
     let mut chars = rest.chars();
     let kind = chars.next();
     let size: Option<usize> = chars.as_str().parse().ok();
+    let descr = shown(descr);
     if order == b'>' && size.is_some_and(|s| s > 1) {
         return fail(format!(
             "big-endian elements ({descr}) are not supported: save it little-endian (numpy: a.astype(a.dtype.newbyteorder('<')))"
@@ -395,6 +396,27 @@ enum Literal {
     Dict(Vec<(Literal, Literal)>),
 }
 
+/// Text from a header, as an error line may show it: control characters escaped (a header
+/// cannot break the line or drive the terminal), at most 60 characters.
+fn shown(text: &str) -> String {
+    let mut chars = text.chars();
+    let mut short: String = chars
+        .by_ref()
+        .take(60)
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_debug().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if chars.next().is_some() {
+        short.push('…');
+    }
+    short
+}
+
 /// Nesting deeper than this is refused (a header's structured types nest a few levels).
 const MAX_DEPTH: usize = 32;
 
@@ -406,7 +428,7 @@ impl Literal {
         }
     }
 
-    /// As Python writes it, shortened for an error line.
+    /// As Python writes it, for an error line (see [`shown`]).
     fn text(&self) -> String {
         let full = match self {
             Literal::Str(s) => format!("'{s}'"),
@@ -429,13 +451,7 @@ impl Literal {
             ),
             Literal::Dict(_) => "a dict".into(),
         };
-        let mut chars = full.chars();
-        let short: String = chars.by_ref().take(60).collect();
-        if chars.next().is_some() {
-            format!("{short}…")
-        } else {
-            short
-        }
+        shown(&full)
     }
 }
 
@@ -835,6 +851,16 @@ mod tests {
             let text = parse(&bytes, None, true).unwrap_err().0;
             assert!(text.contains(says), "{says}: {text}");
             assert_eq!(text.lines().count(), 1, "{text}");
+        }
+        // Text from the header cannot break the error line or reach the terminal raw.
+        for (descr, key) in [("<f4", "x\n\u{1b}[2Jy"), ("\u{1b}[31m>f4\r\n", "shape")] {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, '{key}': (1,)}}\n");
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.extend_from_slice(&[0; 4]);
+            let text = parse(&bytes, None, true).unwrap_err().0;
+            assert!(!text.chars().any(char::is_control), "{text:?}");
         }
         // The magic with --dtype: the header says the type.
         let text = parse(&npy("<f4", false, "(1,)", &[0; 4]), Some(DType::F32), false).unwrap_err();
