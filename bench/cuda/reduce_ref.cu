@@ -10,7 +10,7 @@
 // over the partials until one value is left (as the Rust host does). All versions handle
 // any n: positions past the end contribute 0, the identity of the sum.
 //
-// Build:  nvcc -O3 -arch=sm_90 -std=c++17 -o reduce_ref reduce_ref.cu
+// Build:  nvcc -O3 -arch=sm_90 -std=c++17 -o reduce_ref reduce_ref.cu   (harness.cuh beside it)
 // Run:    ./reduce_ref --help
 //
 // Limits: n <= 2^31 - 1 (CUB's num_items and the kernels' indices are 32-bit);
@@ -33,27 +33,10 @@
 #include <type_traits>
 #include <vector>
 
-// ---------------------------------------------------------------------------------------
-// Error checking
-// ---------------------------------------------------------------------------------------
-
-#define CUDA_CHECK(call)                                                                   \
-    do {                                                                                   \
-        cudaError_t err_ = (call);                                                         \
-        if (err_ != cudaSuccess) {                                                         \
-            std::fprintf(stderr, "%s:%d: CUDA error %s: %s\n    in: %s\n", __FILE__,       \
-                         __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_), #call); \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
-
-// After every kernel launch: catches bad launch configurations at once.
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-
-[[noreturn]] static void fail(const std::string& message) {
-    std::fprintf(stderr, "reduce_ref: %s\n", message.c_str());
-    std::exit(1);
-}
+// CUDA_CHECK, fail, the pre-roll kernel `spin`, splitmix64, median, InputCopies, parse_sizes:
+// shared with reduce_shapes.cu and roundtrip.cu.
+#define HARNESS_PROGRAM "reduce_ref"
+#include "harness.cuh"
 
 // ---------------------------------------------------------------------------------------
 // Kernels. Inputs are plain `const T*` (no __restrict__ / __ldg), as in the original.
@@ -294,17 +277,6 @@ template <> struct Vec16<unsigned int> {
 // read: loads every element once (grid-stride 16-byte vectors, then the scalar tail) and
 // writes only if the sum equals `sentinel` (never, in practice), so the loads stay: the
 // bandwidth floor. Needs g_idata 16-byte aligned (cudaMalloc + 256-byte strides here).
-// Spins one thread for `ns` nanoseconds. Launched before each timed run so that the start
-// event and the launches queue up behind it: the events then time the GPU, not the CPU's
-// launch path (the Rust host does the same, kernels-gpu/src/spin.rs).
-__global__ void spin(unsigned long long ns) {
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < ns);
-}
-
 template <typename T>
 __global__ void read_probe(const T* g_idata, T* g_odata, unsigned int n, T sentinel) {
     using V = typename Vec16<T>::type;
@@ -355,8 +327,6 @@ struct DeviceInfo {
     unsigned int sms;
     unsigned int threads_per_sm;  // 2048 on sm_90
 };
-
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // The grid of v6, v7 and read when the work does not limit it: --grid, or the "best grid
 // size", as many blocks as the device keeps resident: SMs x (2048 / block) on an H100.
@@ -468,13 +438,6 @@ template <> struct Type<double> { static const char* name() { return "f64"; } };
 template <> struct Type<int> { static const char* name() { return "i32"; } };
 template <> struct Type<unsigned int> { static const char* name() { return "u32"; } };
 
-static uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 // Element i: a hash of i. Floats uniform in [-1, 1) (exactly representable), integers over
 // their whole 32-bit range (signed ones mixed-sign; sums wrap, as on the GPU).
 template <typename T>
@@ -552,42 +515,31 @@ static T read_sentinel() {
 // Device buffers of one size: rotated input copies, partials, CUB's temp storage
 // ---------------------------------------------------------------------------------------
 
-static const size_t kMiB = size_t(1) << 20;
 static const size_t kRotateBelowBytes = 64 * kMiB;  // inputs smaller than this are rotated...
 static const size_t kRotateTotalBytes = 200 * kMiB; // ...among copies totalling more than this
 
+// The copies of an input of `bytes` bytes (InputCopies' 256-byte aligned strides).
+static size_t rotation_copies(size_t bytes) {
+    return bytes < kRotateBelowBytes ? kRotateTotalBytes / InputCopies::stride_for(bytes) + 1 : 1;
+}
+
 template <typename T>
 struct Workspace {
-    T* inputs = nullptr;      // `copies` copies of the input, `stride` elements apart
-    size_t stride = 0;
-    size_t copies = 1;
-    size_t next = 0;          // the copy the next run reads; one counter for all versions
+    InputCopies inputs;       // the rotated copies; one counter for all versions
     T* partials[2] = {nullptr, nullptr};
     T* result = nullptr;      // CUB's output
     void* cub_temp = nullptr;
     size_t cub_temp_bytes = 0;
 
-    Workspace(const std::vector<T>& host, unsigned int block, cudaStream_t stream) {
+    Workspace(const std::vector<T>& host, unsigned int block, cudaStream_t stream)
+        : inputs(host.data(), host.size() * sizeof(T), rotation_copies(host.size() * sizeof(T))) {
         const size_t n = host.size();
-        const size_t bytes = n * sizeof(T);
-        stride = ceil_div(n, 256 / sizeof(T)) * (256 / sizeof(T));  // 256-byte aligned copies
-        const size_t stride_bytes = stride * sizeof(T);
-        copies = bytes < kRotateBelowBytes ? kRotateTotalBytes / stride_bytes + 1 : 1;
-        CUDA_CHECK(cudaMalloc(&inputs, copies * stride_bytes));
-        CUDA_CHECK(cudaMemset(inputs, 0, stride_bytes));
-        CUDA_CHECK(cudaMemcpy(inputs, host.data(), bytes, cudaMemcpyHostToDevice));
-        for (size_t filled = 1; filled < copies;) {  // double the filled copies each step
-            const size_t count = std::min(filled, copies - filled);
-            CUDA_CHECK(cudaMemcpy(inputs + filled * stride, inputs, count * stride_bytes,
-                                  cudaMemcpyDeviceToDevice));
-            filled += count;
-        }
         const size_t max_partials = ceil_div(n, block) + 1;  // v0's first pass is the largest
         CUDA_CHECK(cudaMalloc(&partials[0], max_partials * sizeof(T)));
         CUDA_CHECK(cudaMalloc(&partials[1], max_partials * sizeof(T)));
         CUDA_CHECK(cudaMalloc(&result, sizeof(T)));
-        CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cub_temp_bytes, inputs, result,
-                                          static_cast<int>(n), stream));
+        CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, cub_temp_bytes, static_cast<const T*>(inputs.copy(0)),
+                                          result, static_cast<int>(n), stream));
         CUDA_CHECK(cudaMalloc(&cub_temp, std::max<size_t>(cub_temp_bytes, 1)));
         CUDA_CHECK(cudaDeviceSynchronize());
     }
@@ -596,16 +548,11 @@ struct Workspace {
         CUDA_CHECK(cudaFree(result));
         CUDA_CHECK(cudaFree(partials[1]));
         CUDA_CHECK(cudaFree(partials[0]));
-        CUDA_CHECK(cudaFree(inputs));
     }
     Workspace(const Workspace&) = delete;
     Workspace& operator=(const Workspace&) = delete;
 
-    const T* next_input() {
-        const T* p = inputs + next * stride;
-        next = (next + 1) % copies;
-        return p;
-    }
+    const T* next_input() { return static_cast<const T*>(inputs.next_input()); }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -620,12 +567,6 @@ struct Row {
     double first_ms = 0, first_gbps = 0, scalar_ms = 0;
     std::string check;  // PASS, FAIL or - (read)
 };
-
-static double median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : 0.5 * (double(v[m - 1]) + double(v[m]));
-}
 
 struct Events {
     cudaEvent_t start, first_done, all_done;
@@ -772,10 +713,10 @@ static bool run_all(const Config& cfg, const DeviceInfo& dev) {
         const Reference<T> ref = reference_sum(host);
         Workspace<T> ws(host, cfg.block, stream);
         const double mib = double(n * sizeof(T)) / kMiB;
-        if (ws.copies > 1)
+        if (ws.inputs.copies > 1)
             std::printf("\n# n = %llu (%.3f MiB): input rotated among %zu copies (%.1f MiB), one per run\n",
-                        (unsigned long long)n, mib, ws.copies,
-                        double(ws.copies * ws.stride * sizeof(T)) / kMiB);
+                        (unsigned long long)n, mib, ws.inputs.copies,
+                        double(ws.inputs.total_bytes()) / kMiB);
         else
             std::printf("\n# n = %llu (%.3f MiB): one input buffer (larger than L2)\n",
                         (unsigned long long)n, mib);
@@ -818,52 +759,9 @@ static void usage(FILE* f) {
         "              v5-sync: v4/v5 with __syncwarp in the last warp, as the Rust kernels\n");
 }
 
-static uint64_t parse_count(const std::string& s, const char* what) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
-        fail(std::string("bad ") + what + ": '" + s + "'");
-    errno = 0;
-    const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
-    if (errno == ERANGE) fail(std::string("bad ") + what + ": '" + s + "'");
-    return v;
-}
-
-// "1048576" or "2^20"
-static uint64_t parse_size(const std::string& s) {
-    const size_t caret = s.find('^');
-    if (caret == std::string::npos) return parse_count(s, "size");
-    if (s.substr(0, caret) != "2") fail("bad size '" + s + "': only 2^k is understood");
-    const uint64_t k = parse_count(s.substr(caret + 1), "exponent");
-    if (k > 31) fail("bad size '" + s + "': too large");
-    return uint64_t(1) << k;
-}
-
-static std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (;;) {
-        const size_t end = s.find(sep, start);
-        parts.push_back(s.substr(start, end - start));
-        if (end == std::string::npos) return parts;
-        start = end + 1;
-    }
-}
-
-static bool is_power_of_two(uint64_t x) { return x && !(x & (x - 1)); }
-
-static std::vector<uint64_t> parse_sizes(const std::string& arg) {
-    std::vector<uint64_t> sizes;
-    for (const std::string& item : split(arg, ',')) {
-        const size_t dots = item.find("..");
-        if (dots == std::string::npos) {
-            sizes.push_back(parse_size(item));
-            continue;
-        }
-        const uint64_t lo = parse_size(item.substr(0, dots));
-        const uint64_t hi = parse_size(item.substr(dots + 2));
-        if (!is_power_of_two(lo) || !is_power_of_two(hi) || lo > hi)
-            fail("bad range '" + item + "': want 2^a..2^b with a <= b");
-        for (uint64_t n = lo; n <= hi; n *= 2) sizes.push_back(n);
-    }
+// --sizes: each 1 <= n <= 2^31 - 1.
+static std::vector<uint64_t> parse_cub_sizes(const std::string& arg) {
+    std::vector<uint64_t> sizes = parse_sizes(arg);
     for (uint64_t n : sizes)
         if (n < 1 || n > uint64_t(INT_MAX))
             fail("size " + std::to_string(n) + " out of range: 1 <= n <= 2^31-1 (CUB takes an int count)");
@@ -911,7 +809,7 @@ static Config parse_args(int argc, char** argv) {
             value = argv[++i];
         }
         if (flag == "--dtype") cfg.dtype = value;
-        else if (flag == "--sizes") cfg.sizes = parse_sizes(value);
+        else if (flag == "--sizes") cfg.sizes = parse_cub_sizes(value);
         else if (flag == "--repeat") cfg.repeat = static_cast<int>(std::min<uint64_t>(parse_count(value, "repeat"), 1000000));
         else if (flag == "--warmup") cfg.warmup = static_cast<int>(std::min<uint64_t>(parse_count(value, "warmup"), 1000000));
         else if (flag == "--block") cfg.block = static_cast<unsigned int>(std::min<uint64_t>(parse_count(value, "block"), 1u << 20));

@@ -6,7 +6,7 @@
 // events around the one call that is timed, the median of --repeat runs after --warmup, and a
 // CPU check of every run's result (warm-up runs included).
 //
-// Build:  nvcc -O3 -arch=sm_90 -std=c++17 -o reduce_shapes reduce_shapes.cu   (CUDA 13.0)
+// Build:  nvcc -O3 -arch=sm_90 -std=c++17 -o reduce_shapes reduce_shapes.cu   (CUDA 13.0; harness.cuh beside it)
 // Run:    ./reduce_shapes --help
 //
 // What each case calls (CUB from the toolkit, CCCL 3.0):
@@ -62,28 +62,10 @@
 #include <type_traits>
 #include <vector>
 
-// ---------------------------------------------------------------------------------------
-// Error checking
-// ---------------------------------------------------------------------------------------
-
-#define CUDA_CHECK(call)                                                                   \
-    do {                                                                                   \
-        cudaError_t err_ = (call);                                                         \
-        if (err_ != cudaSuccess) {                                                         \
-            std::fprintf(stderr, "%s:%d: CUDA error %s: %s\n    in: %s\n", __FILE__,       \
-                         __LINE__, cudaGetErrorName(err_), cudaGetErrorString(err_), #call); \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
-
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-
-[[noreturn]] static void fail(const std::string& message) {
-    std::fprintf(stderr, "reduce_shapes: %s\n", message.c_str());
-    std::exit(1);
-}
-
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+// CUDA_CHECK, fail, the pre-roll kernel `spin`, splitmix64, median, InputCopies, parse_sizes:
+// shared with reduce_ref.cu and roundtrip.cu.
+#define HARNESS_PROGRAM "reduce_shapes"
+#include "harness.cuh"
 
 // ---------------------------------------------------------------------------------------
 // Element types
@@ -164,13 +146,6 @@ static T nan_value() { return ::cuda::std::numeric_limits<T>::quiet_NaN(); }
 // as bench/torch/reduce_torch.py for all types), so every program reduces the same data.
 // ---------------------------------------------------------------------------------------
 
-static uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 // Floats are uniform on a grid in [-1, 1), exact in their type (mixed signs, many ties at the
 // maximum, which tests the first-occurrence rule of argmax):
 //   f32:  (h >> 40) - 2^23, times 2^-23      (2^24 values)
@@ -218,19 +193,8 @@ static std::vector<int> segment_offsets(uint64_t segments, double mean_len, uint
 }
 
 // ---------------------------------------------------------------------------------------
-// Kernels: pre-roll, read probe, column sums
+// Kernels: read probe, column sums (the pre-roll, `spin`, is harness.cuh's)
 // ---------------------------------------------------------------------------------------
-
-// Spins one thread for `ns` nanoseconds. Launched before each timed run so that the start
-// event and the timed call queue up behind it: the events then time the GPU, not the CPU's
-// launch path (as in reduce_ref.cu and the Rust host, kernels-gpu/src/spin.rs).
-__global__ void spin(unsigned long long ns) {
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < ns);
-}
 
 // Loads `bytes` bytes once (grid-stride 16-byte vectors, then the tail bytes) and writes only
 // when the folded bits equal `sentinel` (practically never): the read ceiling for this input.
@@ -499,44 +463,24 @@ static Outcome classify(OpKind op, const Got<T>& g, const RefAcc<T>& r, uint64_t
 // Device input copies, rotated so that no run finds its input in L2
 // ---------------------------------------------------------------------------------------
 
-static const size_t kMiB = size_t(1) << 20;
 static const size_t kRotateTotalBytes = 256 * kMiB;  // the copies add up to at least this
 
-struct Inputs {
-    unsigned char* base = nullptr;
-    size_t stride_bytes = 0;  // 256-byte aligned copies
-    size_t copies = 1;
-    size_t next = 0;          // the copy the next run reads; one counter for every op
+// The copies of an input of `bytes` bytes: at least kRotateTotalBytes in all, within 60% of the
+// GPU's free memory (room for outputs and CUB temp storage).
+static size_t rotation_copies(size_t bytes) {
+    const size_t stride_bytes = InputCopies::stride_for(bytes);
+    size_t copies = std::max<size_t>(1, ceil_div(kRotateTotalBytes, stride_bytes));
+    size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const size_t budget = free_bytes / 10 * 6;  // leave room for outputs and CUB temp
+    if (copies * stride_bytes > budget) copies = std::max<size_t>(1, budget / stride_bytes);
+    if (copies * stride_bytes > free_bytes) fail("input does not fit in GPU memory");
+    return copies;
+}
 
-    Inputs(const void* host, size_t bytes) {
-        stride_bytes = ceil_div(std::max<size_t>(bytes, 1), 256) * 256;
-        copies = std::max<size_t>(1, ceil_div(kRotateTotalBytes, stride_bytes));
-        size_t free_bytes = 0, total_bytes = 0;
-        CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-        const size_t budget = free_bytes / 10 * 6;  // leave room for outputs and CUB temp
-        if (copies * stride_bytes > budget) copies = std::max<size_t>(1, budget / stride_bytes);
-        if (copies * stride_bytes > free_bytes) fail("input does not fit in GPU memory");
-        CUDA_CHECK(cudaMalloc(&base, copies * stride_bytes));
-        CUDA_CHECK(cudaMemset(base, 0, stride_bytes));
-        CUDA_CHECK(cudaMemcpy(base, host, bytes, cudaMemcpyHostToDevice));
-        for (size_t filled = 1; filled < copies;) {  // double the filled copies each step
-            const size_t count = std::min(filled, copies - filled);
-            CUDA_CHECK(cudaMemcpy(base + filled * stride_bytes, base, count * stride_bytes,
-                                  cudaMemcpyDeviceToDevice));
-            filled += count;
-        }
-        CUDA_CHECK(cudaDeviceSynchronize());
-    }
-    ~Inputs() { CUDA_CHECK(cudaFree(base)); }
-    Inputs(const Inputs&) = delete;
-    Inputs& operator=(const Inputs&) = delete;
-
-    const void* next_input() {
-        const void* p = base + next * stride_bytes;
-        next = (next + 1) % copies;
-        return p;
-    }
-    size_t total_bytes() const { return copies * stride_bytes; }
+// The rotated copies of one case's input; one counter for every op.
+struct Inputs : InputCopies {
+    Inputs(const void* host, size_t bytes) : InputCopies(host, bytes, rotation_copies(bytes)) {}
 };
 
 // A device allocation freed on scope exit.
@@ -827,12 +771,6 @@ struct Row {
     size_t late = 0;     // timed runs whose enqueue took longer than the pre-roll
     std::string check;   // PASS, FAIL, a nan-* label, or n/a (read)
 };
-
-static double median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : 0.5 * (double(v[m - 1]) + double(v[m]));
-}
 
 struct Events {
     cudaEvent_t start, end;
@@ -1162,55 +1100,6 @@ static void usage(FILE* f) {
         "  --csv        write the rows as CSV (impl,case,op,dtype,rows,cols,n,ms,gbps,check);\n"
         "               --csv-append appends, writing the header only to a new or empty file\n"
         "  Every count is at most 2^31 - 1 elements in all.\n");
-}
-
-static uint64_t parse_count(const std::string& s, const char* what) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
-        fail(std::string("bad ") + what + ": '" + s + "'");
-    errno = 0;
-    const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
-    if (errno == ERANGE) fail(std::string("bad ") + what + ": '" + s + "'");
-    return v;
-}
-
-// "1048576" or "2^20"
-static uint64_t parse_size(const std::string& s, const char* what = "size") {
-    const size_t caret = s.find('^');
-    if (caret == std::string::npos) return parse_count(s, what);
-    if (s.substr(0, caret) != "2") fail("bad " + std::string(what) + " '" + s + "': only 2^k is understood");
-    const uint64_t k = parse_count(s.substr(caret + 1), "exponent");
-    if (k > 31) fail("bad " + std::string(what) + " '" + s + "': too large");
-    return uint64_t(1) << k;
-}
-
-static std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (;;) {
-        const size_t end = s.find(sep, start);
-        parts.push_back(s.substr(start, end - start));
-        if (end == std::string::npos) return parts;
-        start = end + 1;
-    }
-}
-
-static bool is_power_of_two(uint64_t x) { return x && !(x & (x - 1)); }
-
-static std::vector<uint64_t> parse_sizes(const std::string& arg) {
-    std::vector<uint64_t> sizes;
-    for (const std::string& item : split(arg, ',')) {
-        const size_t dots = item.find("..");
-        if (dots == std::string::npos) {
-            sizes.push_back(parse_size(item));
-            continue;
-        }
-        const uint64_t lo = parse_size(item.substr(0, dots));
-        const uint64_t hi = parse_size(item.substr(dots + 2));
-        if (!is_power_of_two(lo) || !is_power_of_two(hi) || lo > hi)
-            fail("bad range '" + item + "': want 2^a..2^b with a <= b");
-        for (uint64_t n = lo; n <= hi; n *= 2) sizes.push_back(n);
-    }
-    return sizes;
 }
 
 static std::vector<std::pair<uint64_t, uint64_t>> parse_shapes(const std::string& arg) {

@@ -4,43 +4,25 @@
 // that the L2 cache holds none of them; temporary storage allocated once, outside the timing;
 // median of --repeat after --warmup.
 //
-// Build: nvcc -O3 -arch=sm_90 -std=c++17 -o roundtrip bench/cuda/roundtrip.cu
-// Run:   ./roundtrip --sizes 1048576,33554432 --repeat 100 --warmup 10
+// Build: nvcc -O3 -arch=sm_90 -std=c++17 -o roundtrip bench/cuda/roundtrip.cu   (harness.cuh beside it)
+// Run:   ./roundtrip --sizes 1048576,33554432 --repeat 100 --warmup 10   (or --sizes 2^20,2^25)
 // Output: CSV `what,n,median_us,repeat`.
 
 #include <cub/cub.cuh>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        cudaError_t err_ = (call);                                                         \
-        if (err_ != cudaSuccess) {                                                         \
-            std::fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(err_),     \
-                         __FILE__, __LINE__);                                              \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
-
-static std::vector<size_t> parse_sizes(const std::string& text) {
-    std::vector<size_t> sizes;
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t comma = text.find(',', start);
-        std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!item.empty()) sizes.push_back(std::stoull(item));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return sizes;
-}
+// CUDA_CHECK, median, InputCopies, parse_sizes: shared with reduce_ref.cu and reduce_shapes.cu.
+#define HARNESS_PROGRAM "roundtrip"
+#include "harness.cuh"
 
 int main(int argc, char** argv) {
-    std::vector<size_t> sizes = {1u << 20, 1u << 25};
+    std::vector<uint64_t> sizes = {1u << 20, 1u << 25};
     int repeat = 100, warmup = 10;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string flag = argv[i], value = argv[i + 1];
@@ -59,23 +41,19 @@ int main(int argc, char** argv) {
         }
         size_t bytes = n * sizeof(float);
         size_t copies = std::min<size_t>(64, std::max<size_t>(1, ((size_t)256 << 20) / bytes + 1));
-        std::vector<float*> inputs(copies);
-        for (auto& input : inputs) {
-            CHECK(cudaMalloc(&input, bytes));
-            CHECK(cudaMemcpy(input, host.data(), bytes, cudaMemcpyHostToDevice));
-        }
+        InputCopies inputs(host.data(), bytes, copies);
         float* out;
-        CHECK(cudaMalloc(&out, sizeof(float)));
+        CUDA_CHECK(cudaMalloc(&out, sizeof(float)));
         size_t temp_bytes = 0;
-        CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, inputs[0], out, (int)n));
+        CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, static_cast<const float*>(inputs.copy(0)), out, (int)n));
         void* temp;
-        CHECK(cudaMalloc(&temp, temp_bytes));
+        CUDA_CHECK(cudaMalloc(&temp, temp_bytes));
         std::vector<double> samples;
         float result = 0;
         for (int run = 0; run < warmup + repeat; ++run) {
             auto started = std::chrono::steady_clock::now();
-            CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, inputs[run % copies], out, (int)n));
-            CHECK(cudaMemcpy(&result, out, sizeof(float), cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, static_cast<const float*>(inputs.next_input()), out, (int)n));
+            CUDA_CHECK(cudaMemcpy(&result, out, sizeof(float), cudaMemcpyDeviceToHost));
             auto elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
             if (run >= warmup) samples.push_back(elapsed);
         }
@@ -83,13 +61,9 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "wrong sum at n = %zu: %f, expected %f\n", n, result, exact);
             return 2;
         }
-        std::sort(samples.begin(), samples.end());
-        double median = samples.size() % 2 ? samples[samples.size() / 2]
-                                           : (samples[samples.size() / 2 - 1] + samples[samples.size() / 2]) / 2;
-        std::printf("CUB DeviceReduce::Sum + cudaMemcpy (wall clock),%zu,%.3f,%d\n", n, median, repeat);
-        for (auto input : inputs) CHECK(cudaFree(input));
-        CHECK(cudaFree(out));
-        CHECK(cudaFree(temp));
+        std::printf("CUB DeviceReduce::Sum + cudaMemcpy (wall clock),%zu,%.3f,%d\n", n, median(samples), repeat);
+        CUDA_CHECK(cudaFree(out));
+        CUDA_CHECK(cudaFree(temp));
     }
     return 0;
 }

@@ -17,7 +17,7 @@
 use anyhow::{Context, Result};
 use clap::Parser;
 use cudarc::driver::CudaSlice;
-use host::bench::parse_sizes;
+use host::size::parse_sizes;
 use host::timing::{Timer, Timing, median};
 use reduce_rs::backend::gpu::{Gpu, Pointers};
 use reduce_rs::ops::Sum;

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use half::{bf16, f16};
 use host::bench::accuracy::generate_uniform;
-use host::bench::parse_sizes;
+use host::size::parse_sizes;
 use reduce_rs::reproducible::{PartialSum, SumFloat};
 use reduce_rs::{Element, Reducer};
 

@@ -13,9 +13,9 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use host::bench::parse_sizes;
 use host::element::{DType, HostElement};
 use host::input::{Pattern, generate};
+use host::size::parse_sizes;
 use host::timing::{Timer, Timing};
 use host::with_dtype_and_op;
 use reduce_rs::backend::gpu::{DeviceBuffer, Gpu, Pointers};

@@ -1,5 +1,13 @@
-//! The command line of `reduce-rs`: its arguments and the parsers of their values, kept in the
-//! library so that tests can parse command lines without running the program.
+//! The command line of `reduce-rs`: its commands, each with its own options, and the parsers of
+//! their values, kept in the library so that tests can parse command lines without running the
+//! program.
+//!
+//! `run` (one version, or `all`), `bench` and `list` are clap subcommands: a flag of one is not
+//! an option of another, and flags that cannot go together are declared as conflicts, so clap
+//! refuses them before anything runs. A version (or `all`) as the first word is `run`:
+//! `reduce-rs v5 --n 2^20` is `reduce-rs run v5 --n 2^20` ([`normalize`]). [`parse`] turns
+//! clap's refusals of a flag given to the wrong command, or of two flags that do not go
+//! together, into one line that says why.
 //!
 //! One case rule holds for every word it reads (commands, versions, types, operations,
 //! patterns, backends, size suffixes): any case. Numbers may not be negative, and say so:
@@ -12,36 +20,104 @@ use crate::input::Pattern;
 use crate::report::{terminal_width, wrap, wrap_words};
 use crate::run::BackendChoice;
 use crate::size::parse_len;
-use clap::Parser;
-use kernels_gpu::launch::BLOCK_SIZES;
+use crate::values::{TimingArgs, parse_block, parse_dtype, parse_op, parse_seed};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use reduce_rs::Version;
-use std::num::IntErrorKind;
+use std::ffi::OsString;
 use std::path::PathBuf;
+
+const USAGE: &str = "reduce-rs [run] <VERSION|all> [OPTIONS]
+       reduce-rs bench [OPTIONS]
+       reduce-rs list
+       reduce-rs help [COMMAND]";
+
+const EXAMPLES: &str = "Examples:
+  reduce-rs v5                    v5 on 2^25 f32 on the GPU (or 2^20 on the simulator)
+  reduce-rs all --n 2^20          every version as one table
+  reduce-rs unroll-last-warp --dtype i32 --op max
+  reduce-rs v8 --input data.npy --op argmax
+  reduce-rs v8 --devices all --n 2^30   split over every GPU, one NCCL collective
+  reduce-rs list                  versions, techniques, where each comes from
+  reduce-rs bench                 every version × 2^10..2^28 × every type on the GPU (needs a GPU)
+  reduce-rs help bench            the bench's options
+
+What the output says: docs/reading-the-output.md";
 
 #[derive(Parser, Debug)]
 #[command(
     name = "reduce-rs",
     version,
+    propagate_version = true,
     about = "Runs the reduction series (v0–v8) on the GPU or the CPU simulator, checks and times it",
+    long_about = "Runs the reduction series (v0–v8) on the GPU or the CPU simulator, checks and times it.\n\nA version (or `all`) as the first word runs it: `reduce-rs v5 …` is `reduce-rs run v5 …`.",
+    override_usage = USAGE,
     arg_required_else_help = true,
-    after_help = "Examples:\n  reduce-rs v5                    v5 on 2^25 f32 on the GPU (or 2^20 on the simulator)\n  reduce-rs all --n 2^20          every version as one table\n  reduce-rs unroll-last-warp --dtype i32 --op max\n  reduce-rs v8 --input data.npy --op argmax\n  reduce-rs v8 --devices all --n 2^30   split over every GPU, one NCCL collective\n  reduce-rs list                  versions, techniques, where each comes from\n  reduce-rs bench                 every version × 2^10..2^28 × every type on the GPU (needs a GPU)\n\nWhat the output says: docs/reading-the-output.md"
+    disable_help_subcommand = true,
+    subcommand_value_name = "COMMAND",
+    after_help = EXAMPLES
 )]
 pub struct Cli {
-    /// `list`, `all`, `bench` (the sweep: see Bench options), `help`, or a version: v0…v8,
-    /// 0…8, or its technique (e.g. unroll-last-warp)
-    #[arg(value_parser = parse_what)]
-    pub what: What,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a version (v0…v8) or all of them, check the result against the CPU and time it
+    /// (`reduce-rs v5 …` is `reduce-rs run v5 …`)
+    #[command(
+        display_name = "reduce-rs",
+        after_help = "A version: v0…v8, 0…8, or its technique (e.g. unroll-last-warp); `all`: every version as one table."
+    )]
+    Run(RunArgs),
+    /// The versions: technique, where each comes from, tuned block sizes
+    #[command(display_name = "reduce-rs")]
+    List,
+    /// Time the versions on the GPU beside the read-only kernel, CUB and PyTorch (or --shapes,
+    /// --accuracy, --devices)
+    #[command(display_name = "reduce-rs")]
+    Bench(BenchArgs),
+    /// This help and every option of `run`, or the help of a command (`help bench`)
+    #[command(display_name = "reduce-rs")]
+    Help {
+        /// run, bench, list (or a version: run's help)
+        command: Option<String>,
+    },
+}
+
+/// What `run` runs: one version or every one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    All,
+    One(Version),
+}
+
+impl Target {
+    pub fn versions(self) -> Vec<Version> {
+        match self {
+            Target::All => Version::all().collect(),
+            Target::One(version) => vec![version],
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// v0…v8, 0…8, its technique (e.g. unroll-last-warp), or `all`
+    #[arg(value_parser = parse_target, value_name = "VERSION|all")]
+    pub target: Target,
     /// Elements to reduce [default: 2^25 on the GPU, 2^20 on the simulator]; e.g. 2^25, 32M,
     /// 1e6, 2^25+7
     #[arg(long, value_parser = parse_len, allow_negative_numbers = true)]
     pub n: Option<usize>,
     /// Reduce the elements of this file: a .npy (f2, f4, f8, i4, i8, u4, u8; any shape) or raw
     /// elements of --dtype
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["n", "pattern", "seed"])]
     pub input: Option<PathBuf>,
     /// Reduce each row of the input seen as this many rows of equal length (v8: the library's
     /// row kernels, chosen by the rows' shape)
-    #[arg(long, value_parser = parse_len, allow_negative_numbers = true)]
+    #[arg(long, value_parser = parse_len, allow_negative_numbers = true, conflicts_with = "reproducible")]
     pub rows: Option<usize>,
     /// With --rows: reduce each column instead of each row
     #[arg(long, requires = "rows")]
@@ -64,12 +140,8 @@ pub struct Cli {
     /// Where to run: the GPU if there is one (auto), the GPU, or the CPU simulator
     #[arg(long, value_enum, ignore_case = true, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
-    /// GPU: timed repetitions (the median is reported)
-    #[arg(long, default_value_t = 20, value_parser = parse_repeat, allow_negative_numbers = true)]
-    pub repeat: u32,
-    /// GPU: untimed runs before timing
-    #[arg(long, default_value_t = 3, value_parser = parse_warmup, allow_negative_numbers = true)]
-    pub warmup: u32,
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Float sums and means with the reproducible kernel: the same bits on any GPU, grid, block
     /// size and split of the input (the library's `with_reproducible(true)`)
     #[arg(long)]
@@ -81,44 +153,279 @@ pub struct Cli {
     #[arg(long)]
     pub yes: bool,
     /// GPU: load the kernels from this directory (written by `cargo xtask build-ptx`) instead of
-    /// the PTX embedded in the library
-    #[arg(long, env = "REDUCE_PTX_DIR")]
+    /// the PTX embedded in the library [default: $REDUCE_PTX_DIR]
+    #[arg(long)]
     pub ptx_dir: Option<PathBuf>,
     /// Split the input evenly over this many GPUs (`all`: every GPU; simulated devices on the
     /// simulator) and reduce it with the library's group: v8 on each shard, then one NCCL
-    /// collective. With `bench`: the several-GPU sweep (--sizes per GPU)
-    #[arg(long, value_parser = crate::devices::parse_devices)]
+    /// collective
+    #[arg(long, value_parser = crate::devices::parse_devices, conflicts_with_all = ["rows", "block", "ptx_dir"])]
     pub devices: Option<crate::devices::DeviceCount>,
-    #[command(flatten)]
-    pub bench: BenchArgs,
 }
 
-/// What the first argument asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum What {
-    List,
-    All,
-    Bench,
-    Help,
-    One(Version),
+/// The commands as the first word names them (`all` and versions are `run`'s).
+const COMMANDS: [&str; 4] = ["run", "list", "bench", "help"];
+
+/// The command line with a version (or `all`) as the first word made `run`'s, and the first
+/// word in lower case when it names a command: `reduce-rs V5 --n 1K` is
+/// `reduce-rs run V5 --n 1K`, `reduce-rs LIST` is `reduce-rs list`. Flags first
+/// (`--help`, `--version`) and no word at all are left to clap.
+pub fn normalize(args: impl IntoIterator<Item = impl Into<OsString>>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let Some(first) = args.get(1).and_then(|a| a.to_str()).map(str::to_string) else {
+        return args;
+    };
+    if first.starts_with('-') {
+        return args;
+    }
+    let lower = first.trim().to_ascii_lowercase();
+    if COMMANDS.contains(&lower.as_str()) {
+        args[1] = lower.into();
+    } else {
+        args.insert(1, "run".into());
+    }
+    args
 }
 
-/// The commands, as `parse_what` reads them.
-const COMMANDS: [(&str, What); 4] = [
-    ("list", What::List),
-    ("all", What::All),
-    ("bench", What::Bench),
-    ("help", What::Help),
+/// Why a command line was refused.
+#[derive(Debug)]
+pub enum ParseError {
+    /// clap's own answer (also `--help` and `--version`): `exit()` prints it.
+    Clap(clap::Error),
+    /// A flag given to a command that has no such option, or two flags that do not go
+    /// together: one line that says why.
+    Refused(String),
+}
+
+impl ParseError {
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match self {
+            ParseError::Clap(e) => Some(e.kind()),
+            ParseError::Refused(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Clap(e) => write!(f, "{e}"),
+            ParseError::Refused(line) => write!(f, "error: {line}"),
+        }
+    }
+}
+
+/// Parses a command line (program name first); the matches let callers tell flags given from
+/// defaults.
+pub fn parse(
+    args: impl IntoIterator<Item = impl Into<OsString>>,
+) -> Result<(Cli, ArgMatches), ParseError> {
+    let args = normalize(args);
+    let command = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .unwrap_or("")
+        .to_string();
+    let matches = Cli::command().try_get_matches_from(&args).map_err(|e| {
+        refusal(&command, &args, &e).map_or(ParseError::Clap(e), ParseError::Refused)
+    })?;
+    let cli = Cli::from_arg_matches(&matches)
+        .map_err(|e| ParseError::Clap(e.format(&mut Cli::command())))?;
+    Ok((cli, matches))
+}
+
+/// The flag of a clap context value: `--devices` from `--devices <DEVICES>`.
+fn flags(value: Option<&ContextValue>) -> Vec<String> {
+    let first_word = |s: &String| {
+        s.split([' ', '='])
+            .next()
+            .unwrap_or_default()
+            .trim_matches(['\'', '"'])
+            .to_string()
+    };
+    match value {
+        Some(ContextValue::String(s)) => vec![first_word(s)],
+        Some(ContextValue::Strings(list)) => list.iter().map(first_word).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// One line for clap's refusals this program can explain better: a flag of another command,
+/// two flags that do not go together. `None`: clap's own message stands.
+fn refusal(command: &str, args: &[OsString], error: &clap::Error) -> Option<String> {
+    match error.kind() {
+        ErrorKind::MissingRequiredArgument => {
+            let missing = flags(error.get(ContextKind::InvalidArg));
+            REQUIRES
+                .iter()
+                .find(|(flag, needs)| {
+                    missing.iter().any(|m| m == needs) && args.iter().any(|a| is_flag(a, flag))
+                })
+                .map(|(flag, needs)| {
+                    format!("{flag} goes with {needs} (reduce-rs {command} {needs} {flag} …)")
+                })
+        }
+        ErrorKind::UnknownArgument => {
+            let flag = flags(error.get(ContextKind::InvalidArg)).pop()?;
+            wrong_command(command, &flag)
+        }
+        ErrorKind::ArgumentConflict => {
+            let flag = flags(error.get(ContextKind::InvalidArg)).pop()?;
+            let prior = flags(error.get(ContextKind::PriorArg));
+            let other = prior.first()?;
+            Some(conflict_reason(command, &flag, other))
+        }
+        _ => None,
+    }
+}
+
+/// Flags that only mean something beside another (declared with clap's `requires`).
+const REQUIRES: [(&str, &str); 2] = [("--columns", "--rows"), ("--accuracy-sizes", "--accuracy")];
+
+/// `arg` is `flag` or `flag=…`.
+fn is_flag(arg: &OsString, flag: &str) -> bool {
+    arg.to_str()
+        .is_some_and(|a| a == flag || a.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+}
+
+/// Single-run flags that mean nothing to `bench`, and why.
+const NOT_FOR_BENCH: [(&str, &str); 11] = [
+    (
+        "--reproducible",
+        "bench times the reproducible sum beside v8 anyway (the `repro` rows)",
+    ),
+    ("--n", "bench sweeps --sizes"),
+    ("--pattern", "bench reduces random input (seed 1)"),
+    ("--seed", "bench reduces random input (seed 1)"),
+    (
+        "--schedule-seed",
+        "it shuffles the simulator, and bench runs on the GPU",
+    ),
+    (
+        "--yes",
+        "it confirms long simulator runs, and bench runs on the GPU",
+    ),
+    (
+        "--op",
+        "bench times the sum only (its comparison, CUB's DeviceReduce::Sum, is a sum); --shapes cases name their own operation (f32:max:rows:4096x4096)",
+    ),
+    (
+        "--backend",
+        "bench times the GPU; the simulator has no timing (`reduce-rs all --backend sim` checks every version)",
+    ),
+    ("--input", "bench generates its inputs"),
+    (
+        "--rows",
+        "bench --shapes names the shapes it times (f32:sum:rows:8192x8192)",
+    ),
+    (
+        "--columns",
+        "bench --shapes names the shapes it times (f32:sum:columns:8192x8192)",
+    ),
 ];
 
-/// A command or a version, in any case; the error lists both.
-pub fn parse_what(text: &str) -> Result<What, String> {
-    let word = text.trim().to_ascii_lowercase();
-    if let Some((_, what)) = COMMANDS.iter().find(|(name, _)| *name == word) {
-        return Ok(*what);
+/// The long flags of a subcommand of the program.
+fn long_flags(name: &str) -> Vec<String> {
+    Cli::command()
+        .find_subcommand(name)
+        .map(|c| {
+            c.get_arguments()
+                .filter_map(|a| a.get_long())
+                .map(|l| format!("--{l}"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why `flag` is not an option of `command`, when another command has it.
+fn wrong_command(command: &str, flag: &str) -> Option<String> {
+    match command {
+        "bench" => {
+            let (_, why) = NOT_FOR_BENCH.iter().find(|(f, _)| *f == flag)?;
+            Some(format!("{flag} does not apply to `bench`: {why}"))
+        }
+        "run" if long_flags("bench").iter().any(|f| f == flag) => Some(format!(
+            "{flag} is a `bench` option (reduce-rs bench {flag} …)"
+        )),
+        "list" => Some(format!(
+            "`list` takes no options ({flag}): it prints the versions"
+        )),
+        _ => None,
     }
-    Version::find(&word).map(What::One).map_err(|_| {
-        let commands: Vec<&str> = COMMANDS.iter().map(|(name, _)| *name).collect();
+}
+
+/// Why two flags of `command` do not go together (`flag` came after `other`).
+pub fn conflict_reason(command: &str, flag: &str, other: &str) -> String {
+    if flag == other {
+        return match flag {
+            "--dtypes" => {
+                "give --dtypes once (--dtype is another name for it): a comma list such as f32,f64"
+                    .to_string()
+            }
+            _ => format!("give {flag} once"),
+        };
+    }
+    let has = |a: &str, b: &str| (flag == a && other == b) || (flag == b && other == a);
+    let pair_with = |a: &str| {
+        if flag == a {
+            Some(other)
+        } else if other == a {
+            Some(flag)
+        } else {
+            None
+        }
+    };
+    match command {
+        "run" => {
+            if pair_with("--input").is_some() {
+                return "--input reads its elements from the file: leave out --n, --pattern and --seed".into();
+            }
+            if let Some(rest) = pair_with("--devices") {
+                return format!(
+                    "{rest} does not apply to --devices (each device runs v8 with its tuned block)"
+                );
+            }
+            if has("--rows", "--reproducible") {
+                return "--reproducible applies to whole-input sums and means, not to --rows"
+                    .into();
+            }
+        }
+        "bench" => {
+            if let Some(rest) = pair_with("--devices") {
+                return format!(
+                    "bench --devices times the f32 sum of the library over several GPUs: leave out {rest}"
+                );
+            }
+            if let Some(rest) = pair_with("--accuracy") {
+                return format!(
+                    "bench --accuracy measures every version's f32 sum once per size of --accuracy-sizes: leave out {rest}"
+                );
+            }
+            if let Some(rest) = pair_with("--shapes") {
+                return format!(
+                    "bench --shapes times the cases it names (type, operation, shape) with the library's kernels and their tuned blocks: leave out {rest}"
+                );
+            }
+        }
+        _ => {}
+    }
+    format!("{flag} and {other} do not go together")
+}
+
+/// A version or `all`, in any case; the error lists the commands and the versions.
+pub fn parse_target(text: &str) -> Result<Target, String> {
+    let word = text.trim().to_ascii_lowercase();
+    if word == "all" {
+        return Ok(Target::All);
+    }
+    if COMMANDS.contains(&word.as_str()) {
+        return Err(format!(
+            "`{word}` is a command of its own: reduce-rs {word}"
+        ));
+    }
+    Version::find(&word).map(Target::One).map_err(|_| {
+        let mut commands: Vec<&str> = COMMANDS.to_vec();
+        commands.insert(1, "all");
         let mut versions: Vec<String> = Version::all()
             .map(|v| format!("{} ({}),", v.name(), v.slug()))
             .collect();
@@ -138,77 +445,52 @@ pub fn parse_what(text: &str) -> Result<What, String> {
     })
 }
 
-pub fn parse_block(text: &str) -> Result<u32, String> {
-    let valid = || format!("the block size must be one of {BLOCK_SIZES:?}");
-    let block: i64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number; {}", valid()))?;
-    match u32::try_from(block) {
-        Ok(block) if BLOCK_SIZES.contains(&block) => Ok(block),
-        _ => Err(format!("{block} is not supported; {}", valid())),
-    }
-}
-
-pub fn parse_dtype(text: &str) -> Result<DType, String> {
-    DType::parse(text).ok_or_else(|| {
-        let valid: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
-        format!("`{text}` is not an element type ({})", valid.join(", "))
-    })
-}
-
-pub fn parse_op(text: &str) -> Result<OpKind, String> {
-    OpKind::parse(text).ok_or_else(|| {
-        let valid: Vec<&str> = OpKind::ALL.iter().map(|o| o.name()).collect();
-        format!("`{text}` is not an operation ({})", valid.join(", "))
-    })
-}
-
-/// A whole number from `min` to `max`; `kind` names what it is in the errors ("count").
-fn whole(text: &str, min: u64, max: u64, kind: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    if trimmed.starts_with('-') {
-        return Err(format!("`{text}`: the value must be a non-negative {kind}"));
-    }
-    let value: u64 = trimmed
-        .parse()
-        .map_err(|e: std::num::ParseIntError| match e.kind() {
-            IntErrorKind::PosOverflow => format!("`{text}` is too large (at most {max})"),
-            _ => format!("`{text}` is not a {kind} (a whole number)"),
-        })?;
-    if value < min {
-        Err(format!("the value must be at least {min}"))
-    } else if value > max {
-        Err(format!("`{text}` is too large (at most {max})"))
-    } else {
-        Ok(value)
-    }
-}
-
-pub fn parse_repeat(text: &str) -> Result<u32, String> {
-    whole(text, 1, u32::MAX.into(), "count").map(|n| n as u32)
-}
-
-pub fn parse_warmup(text: &str) -> Result<u32, String> {
-    whole(text, 0, u32::MAX.into(), "count").map(|n| n as u32)
-}
-
-pub fn parse_seed(text: &str) -> Result<u64, String> {
-    whole(text, 0, u64::MAX, "whole number")
+/// `help [COMMAND]`: the overview and `run`'s options, or one command's help (a version or
+/// `all` names `run`).
+pub fn help_text(command: Option<&str>) -> Result<String, String> {
+    let mut cli = Cli::command();
+    cli.build();
+    let render = |cli: &mut clap::Command, name: &str| -> String {
+        cli.find_subcommand_mut(name)
+            .map(|c| c.render_long_help().to_string())
+            .unwrap_or_default()
+    };
+    let name = match command.map(|c| c.trim().to_ascii_lowercase()) {
+        None => {
+            let overview = cli.render_long_help().to_string();
+            let run = render(&mut cli, "run");
+            return Ok(format!(
+                "{overview}\nThe options of a run (reduce-rs run … or reduce-rs <VERSION> …):\n\n{run}"
+            ));
+        }
+        Some(name) if COMMANDS.contains(&name.as_str()) && name != "help" => name,
+        Some(name) if parse_target(&name).is_ok() => "run".to_string(),
+        Some(name) => {
+            return Err(format!(
+                "`{name}` is not a command (run, bench, list) or a version"
+            ));
+        }
+    };
+    Ok(render(&mut cli, &name))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
-    use clap::error::ErrorKind;
 
-    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-        Cli::try_parse_from(std::iter::once("reduce-rs").chain(args.iter().copied()))
+    fn parse_cli(args: &[&str]) -> Result<Cli, ParseError> {
+        parse(std::iter::once("reduce-rs").chain(args.iter().copied())).map(|(cli, _)| cli)
     }
 
     fn error(args: &[&str]) -> String {
-        parse(args).unwrap_err().to_string()
+        parse_cli(args).unwrap_err().to_string()
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        match parse_cli(args).unwrap().command {
+            Command::Run(run) => run,
+            other => panic!("{args:?}: {other:?}"),
+        }
     }
 
     #[test]
@@ -219,30 +501,53 @@ mod tests {
     #[test]
     fn version_and_help_are_answered() {
         assert_eq!(
-            parse(&["--version"]).unwrap_err().kind(),
-            ErrorKind::DisplayVersion
+            parse_cli(&["--version"]).unwrap_err().kind(),
+            Some(ErrorKind::DisplayVersion)
         );
         assert_eq!(
-            parse(&["--help"]).unwrap_err().kind(),
-            ErrorKind::DisplayHelp
+            parse_cli(&["--help"]).unwrap_err().kind(),
+            Some(ErrorKind::DisplayHelp)
         );
-        assert_eq!(parse(&["help"]).unwrap().what, What::Help);
-        assert_eq!(parse(&["HELP"]).unwrap().what, What::Help);
+        for word in ["help", "HELP"] {
+            assert!(matches!(
+                parse_cli(&[word]).unwrap().command,
+                Command::Help { command: None }
+            ));
+        }
+        // A version's help is run's; `help bench` is the bench's.
+        assert_eq!(
+            parse_cli(&["v5", "--help"]).unwrap_err().kind(),
+            Some(ErrorKind::DisplayHelp)
+        );
+        assert!(help_text(Some("bench")).unwrap().contains("--sizes"));
+        assert!(help_text(Some("v5")).unwrap().contains("--schedule-seed"));
+        assert!(help_text(None).unwrap().contains("--schedule-seed"));
+        assert!(help_text(Some("nine")).is_err());
     }
 
     #[test]
     fn commands_and_versions_take_any_case() {
-        for (word, what) in [
-            ("LIST", What::List),
-            ("All", What::All),
-            ("Bench", What::Bench),
-            ("V5", What::One(Version::find("v5").unwrap())),
-            ("5", What::One(Version::find("v5").unwrap())),
-            ("Unroll-Last-Warp", What::One(Version::find("v4").unwrap())),
+        assert!(matches!(
+            parse_cli(&["LIST"]).unwrap().command,
+            Command::List
+        ));
+        assert!(matches!(
+            parse_cli(&["Bench"]).unwrap().command,
+            Command::Bench(_)
+        ));
+        for (word, target) in [
+            ("All", Target::All),
+            ("V5", Target::One(Version::find("v5").unwrap())),
+            ("5", Target::One(Version::find("v5").unwrap())),
+            (
+                "Unroll-Last-Warp",
+                Target::One(Version::find("v4").unwrap()),
+            ),
         ] {
-            assert_eq!(parse(&[word]).unwrap().what, what, "{word}");
+            assert_eq!(run_args(&[word]).target, target, "{word}");
+            assert_eq!(run_args(&["run", word]).target, target, "run {word}");
         }
-        let cli = parse(&[
+        let cli = run_args(&[
             "v5",
             "--backend",
             "SIM",
@@ -252,12 +557,11 @@ mod tests {
             "F32",
             "--op",
             "MAX",
-        ])
-        .unwrap();
+        ]);
         assert_eq!(cli.backend, BackendChoice::Sim);
         assert_eq!(cli.pattern, Pattern::SmallIntegers);
         assert_eq!((cli.dtype, cli.op), (DType::F32, OpKind::Max));
-        assert_eq!(parse(&["v5", "--n", "32m"]).unwrap().n, Some(1 << 25));
+        assert_eq!(run_args(&["v5", "--n", "32m"]).n, Some(1 << 25));
     }
 
     #[test]
@@ -273,6 +577,7 @@ mod tests {
         ] {
             assert!(text.contains(word), "{word} missing from {text}");
         }
+        assert!(error(&["run", "list"]).contains("a command of its own: reduce-rs list"));
     }
 
     #[test]
@@ -295,6 +600,138 @@ mod tests {
         assert!(error(&["bench", "--sizes", "-1"]).contains("must be a non-negative count"));
         assert!(error(&["v5", "--repeat", "0"]).contains("at least 1"));
         assert!(error(&["v5", "--n", "2^64"]).contains("too large"));
-        assert_eq!(parse(&["v5", "--warmup", "0"]).unwrap().warmup, 0);
+        assert_eq!(run_args(&["v5", "--warmup", "0"]).timing.warmup, 0);
+    }
+
+    /// The refusal as printed: one line.
+    fn refused(args: &[&str]) -> String {
+        match parse_cli(args) {
+            Err(ParseError::Refused(line)) => {
+                assert!(!line.contains('\n'), "{args:?}: {line}");
+                line
+            }
+            Err(other) => panic!("{args:?}: clap's own error: {other}"),
+            Ok(cli) => panic!("{args:?}: accepted: {cli:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_of_another_command_are_refused_with_the_reason() {
+        assert!(refused(&["v5", "--sizes", "2^20"]).contains("--sizes is a `bench` option"));
+        assert!(refused(&["all", "--no-cub"]).contains("--no-cub is a `bench` option"));
+        assert!(refused(&["bench", "--n", "1000"]).contains("--sizes"));
+        assert!(refused(&["bench", "--schedule-seed", "1"]).contains("--schedule-seed"));
+        assert!(refused(&["bench", "--op", "max"]).contains("sum only"));
+        assert!(refused(&["bench", "--backend", "sim"]).contains("simulator"));
+        assert!(refused(&["list", "--n", "5"]).contains("takes no options"));
+        // What bench does accept.
+        for args in [
+            &[
+                "bench", "--sizes", "2^20", "--dtypes", "f32", "--block", "256", "--repeat", "5",
+            ][..],
+            &["bench", "--dtype", "f64"],
+            &["bench", "--shapes", "table", "--out", "x"],
+            &["bench", "--devices", "2", "--sizes", "2^24"],
+            &["bench", "--accuracy", "--versions", "v8"],
+        ] {
+            assert!(parse_cli(args).is_ok(), "{args:?}: {}", error(args));
+        }
+        let Command::Bench(bench) = parse_cli(&["bench", "--dtype", "f64"]).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(bench.dtypes.unwrap().0, [DType::F64]);
+    }
+
+    #[test]
+    fn flags_that_do_not_go_together_are_refused_with_the_reason() {
+        for (args, says) in [
+            (
+                &["v5", "--input", "x.npy", "--n", "5"][..],
+                "--input reads its elements",
+            ),
+            (
+                &["v8", "--seed", "2", "--input", "x.npy"],
+                "--input reads its elements",
+            ),
+            (
+                &["v8", "--devices", "2", "--rows", "4"],
+                "--rows does not apply to --devices",
+            ),
+            (
+                &["v8", "--devices", "2", "--ptx-dir", "p"],
+                "--ptx-dir does not apply",
+            ),
+            (&["v8", "--rows", "4", "--reproducible"], "not to --rows"),
+            (
+                &["bench", "--devices", "2", "--shapes", "table"],
+                "leave out --shapes",
+            ),
+            (
+                &["bench", "--dtype", "f32", "--devices", "2"],
+                "leave out --dtypes",
+            ),
+            (
+                &["bench", "--accuracy", "--sizes", "2^20"],
+                "leave out --sizes",
+            ),
+            (
+                &["bench", "--shapes", "table", "--versions", "v8"],
+                "leave out --versions",
+            ),
+            (
+                &["bench", "--dtype", "f32", "--dtypes", "f64"],
+                "give --dtypes once",
+            ),
+        ] {
+            let text = refused(args);
+            assert!(text.contains(says), "{args:?}: {text}");
+        }
+    }
+
+    #[test]
+    fn every_declared_conflict_has_a_reason() {
+        let cli = Cli::command();
+        for name in ["run", "bench"] {
+            let command = cli.find_subcommand(name).unwrap();
+            for arg in command.get_arguments() {
+                for other in command.get_arg_conflicts_with(arg) {
+                    let (a, b) = (arg.get_long().unwrap(), other.get_long().unwrap());
+                    let why = conflict_reason(name, &format!("--{a}"), &format!("--{b}"));
+                    assert!(
+                        !why.contains("do not go together"),
+                        "{name} --{a} --{b}: {why}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_version_first_is_run() {
+        let normal = |args: &[&str]| -> Vec<String> {
+            normalize(std::iter::once("reduce-rs").chain(args.iter().copied()))
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            normal(&["v5", "--n", "1"]),
+            ["reduce-rs", "run", "v5", "--n", "1"]
+        );
+        assert_eq!(normal(&["All"]), ["reduce-rs", "run", "All"]);
+        assert_eq!(normal(&["BENCH"]), ["reduce-rs", "bench"]);
+        assert_eq!(normal(&["run", "v5"]), ["reduce-rs", "run", "v5"]);
+        assert_eq!(normal(&["--version"]), ["reduce-rs", "--version"]);
+        assert_eq!(normal(&[]), ["reduce-rs"]);
+        // A version's --version is the program's.
+        let version = parse_cli(&["v5", "--version"]).unwrap_err();
+        assert_eq!(version.kind(), Some(ErrorKind::DisplayVersion));
+        let ParseError::Clap(version) = version else {
+            panic!("not clap's")
+        };
+        assert_eq!(
+            version.to_string().trim(),
+            format!("reduce-rs {}", env!("CARGO_PKG_VERSION"))
+        );
     }
 }

@@ -5,7 +5,7 @@
 use crate::element::HostElement;
 use crate::reference::{Checked, Verdict};
 use crate::run::BackendChoice;
-use crate::timing::{Timer, Timing, median};
+use crate::timing::{Timer, Timing, median, rotation_copies};
 use anyhow::{Context, Result, bail};
 use cudarc::driver::{CudaEvent, sys};
 use reduce_rs::devices::{Devices, Shard, even_split, nccl_available};
@@ -34,9 +34,6 @@ pub fn parse_devices(text: &str) -> Result<DeviceCount, String> {
         )),
     }
 }
-
-/// Timed inputs rotate over copies adding up to at least this per GPU (the L2 holds 50 MB).
-const ROTATE_BYTES: usize = 256 << 20;
 
 /// Simulated devices for `--devices all` without a GPU.
 const SIMULATED_ALL: usize = 2;
@@ -153,11 +150,9 @@ pub fn reduce_split<T: HostElement, O: Checked<T> + Default>(
             ms: None,
         });
     }
-    // Copies of the shards adding up to at least ROTATE_BYTES per GPU, read in turn, so that no
-    // run finds its input in the L2 cache.
-    let copies = ROTATE_BYTES
-        .div_ceil((largest * size_of::<T>()).max(1))
-        .clamp(1, 64);
+    // Copies of the shards adding up to at least ROTATION_BYTES per GPU, read in turn, so that
+    // no run finds its input in the L2 cache.
+    let copies = rotation_copies(largest * size_of::<T>(), None);
     let copies: Vec<Vec<Shard<T>>> = (0..copies)
         .map(|_| devices.scatter(input))
         .collect::<reduce_rs::Result<_>>()?;

@@ -1,13 +1,19 @@
 //! `--input FILE`: `.npy` files (any shape, flattened in the order the file stores them; C or
 //! Fortran order) and raw `.bin` files of one element type (`--dtype`).
 //!
-//! A bad file gets one error line naming the file and the problem: missing, unreadable, not a
-//! `.npy`, truncated, an element type the kernels do not have, big-endian, a `.bin` whose
-//! length is not a whole number of elements.
+//! A file's bytes are parsed by [`parse`] (no file system: the fuzz target calls it) after
+//! [`load`] has read them. A bad file gets one error line naming the file and the problem:
+//! missing, unreadable, not a `.npy`, a header that is not a `.npy` header, an element type the
+//! kernels do not have, big-endian, a shape whose element or byte count does not fit in 64
+//! bits, a shape that promises fewer or more elements than the file holds, a `.bin` that is
+//! empty or whose length is not a whole number of elements.
+//!
+//! The `.npy` header is read here, not by a general Python-literal parser: it is a dict of
+//! three keys (`descr`, `fortran_order`, `shape`), and every count in it is checked before
+//! anything is allocated, so a header that lies costs nothing but its error line.
 
 use crate::element::{DType, HostElement};
-use anyhow::{Result, bail};
-use std::io::Read;
+use anyhow::{Result, anyhow, bail};
 use std::path::Path;
 
 /// A loaded input: its element type, shape and bytes (little-endian elements).
@@ -19,6 +25,7 @@ pub struct Loaded {
     /// Fortran (column-major) order: the elements are in the file's order, so indices are
     /// column-major too.
     pub fortran_order: bool,
+    /// Exactly `len() * dtype.size()` bytes: the data, without the header.
     pub bytes: Vec<u8>,
 }
 
@@ -50,13 +57,25 @@ impl Loaded {
     }
 }
 
+/// Why a file's bytes are not an input: one line, without the file's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FileError(pub String);
+
+fn fail<T>(message: impl Into<String>) -> Result<T, FileError> {
+    Err(FileError(message.into()))
+}
+
+/// The first bytes of every `.npy` file.
+pub const NPY_MAGIC: &[u8] = b"\x93NUMPY";
+
 /// Reads `path`: a `.npy` by its header, anything else as raw elements of `dtype`.
 /// `max_bytes` refuses, before reading, a file larger than where it must fit.
 pub fn load(path: &Path, dtype: Option<DType>, max_bytes: Option<(usize, &str)>) -> Result<Loaded> {
     let name = path.display();
     let metadata = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => anyhow::anyhow!("{name}: no such file"),
-        _ => anyhow::anyhow!("{name}: cannot read it: {e}"),
+        std::io::ErrorKind::NotFound => anyhow!("{name}: no such file"),
+        _ => anyhow!("{name}: cannot read it: {e}"),
     })?;
     if metadata.is_dir() {
         bail!("{name}: is a directory, not a file");
@@ -70,97 +89,781 @@ pub fn load(path: &Path, dtype: Option<DType>, max_bytes: Option<(usize, &str)>)
             limit >> 20
         );
     }
-    let mut file =
-        std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot open it: {e}"))?;
-    let mut magic = [0u8; 6];
-    let is_npy = file.read_exact(&mut magic).is_ok() && &magic == b"\x93NUMPY";
-    let file =
-        std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{name}: cannot open it: {e}"))?;
-    if is_npy {
-        if dtype.is_some() {
-            bail!("{name}: a .npy file says its own element type; leave out --dtype");
-        }
-        load_npy(path, file)
-    } else if path
+    let bytes = std::fs::read(path).map_err(|e| anyhow!("{name}: cannot read it: {e}"))?;
+    let named_npy = path
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
-    {
-        bail!("{name}: not a .npy file (it does not start with the .npy magic \\x93NUMPY)")
-    } else {
-        let Some(dtype) = dtype else {
-            bail!(
-                "{name}: a raw file needs --dtype to say what it holds (f32, f64, i32, u32, i64, u64, f16, bf16)"
-            );
-        };
-        load_raw(path, file, dtype, metadata.len())
-    }
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    from_bytes(bytes, dtype, named_npy).map_err(|e| anyhow!("{name}: {e}"))
 }
 
-fn load_raw(path: &Path, mut file: std::fs::File, dtype: DType, len: u64) -> Result<Loaded> {
-    let name = path.display();
-    if !len.is_multiple_of(dtype.size() as u64) {
-        bail!(
-            "{name}: {len} bytes is not a whole number of {dtype} elements ({} bytes each)",
-            dtype.size()
-        );
+/// Parses a whole file's bytes: a `.npy` when they start with its magic (`dtype` must then be
+/// `None`: the header says the type), else raw elements of `dtype`. `named_npy`: the file's
+/// name ends in `.npy`, so bytes without the magic are an error rather than raw elements.
+pub fn parse(bytes: &[u8], dtype: Option<DType>, named_npy: bool) -> Result<Loaded, FileError> {
+    from_bytes(bytes.to_vec(), dtype, named_npy)
+}
+
+/// [`parse`] on bytes it may keep (the data is moved, not copied).
+pub fn from_bytes(
+    mut bytes: Vec<u8>,
+    dtype: Option<DType>,
+    named_npy: bool,
+) -> Result<Loaded, FileError> {
+    if bytes.starts_with(NPY_MAGIC) {
+        if dtype.is_some() {
+            return fail("a .npy file says its own element type; leave out --dtype");
+        }
+        let header = parse_npy_header(&bytes)?;
+        header.check_data(bytes.len() - header.data_offset)?;
+        bytes.drain(..header.data_offset);
+        return Ok(Loaded {
+            dtype: header.dtype,
+            shape: header.shape,
+            fortran_order: header.fortran_order,
+            bytes,
+        });
     }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| anyhow::anyhow!("{name}: cannot read it: {e}"))?;
+    if named_npy {
+        return fail("not a .npy file (it does not start with the .npy magic \\x93NUMPY)");
+    }
+    let Some(dtype) = dtype else {
+        return fail(
+            "a raw file needs --dtype to say what it holds (f32, f64, i32, u32, i64, u64, f16, bf16)",
+        );
+    };
+    let len = bytes.len();
+    if len == 0 {
+        return fail(format!(
+            "is empty: a raw file must hold at least one {dtype} element ({} bytes; an empty input is a .npy of shape (0,))",
+            dtype.size()
+        ));
+    }
+    if !len.is_multiple_of(dtype.size()) {
+        return fail(format!(
+            "{len} bytes is not a whole number of {dtype} elements ({} bytes each)",
+            dtype.size()
+        ));
+    }
     Ok(Loaded {
         dtype,
-        shape: vec![len / dtype.size() as u64],
+        shape: vec![(len / dtype.size()) as u64],
         fortran_order: false,
         bytes,
     })
 }
 
-fn load_npy(path: &Path, file: std::fs::File) -> Result<Loaded> {
-    let name = path.display();
-    let mut reader = std::io::BufReader::new(file);
-    let npy = npyz::NpyHeader::from_reader(&mut reader)
-        .map_err(|e| anyhow::anyhow!("{name}: not a valid .npy file: {e}"))?;
-    let descr = npy.dtype().descr();
-    let npyz::DType::Plain(type_str) = npy.dtype() else {
-        bail!("{name}: holds structured records ({descr}), not numbers");
-    };
-    if type_str.endianness() == npyz::Endianness::Big {
-        bail!(
-            "{name}: big-endian elements ({descr}) are not supported: save it little-endian (numpy: a.astype(a.dtype.newbyteorder('<')))"
-        );
+/// What a `.npy` header says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NpyHeader {
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+    pub fortran_order: bool,
+    /// Where the data starts: the magic, the version, the header's length and the header.
+    pub data_offset: usize,
+}
+
+impl NpyHeader {
+    /// `(a, b)`, `(a,)` or `()`, as numpy writes a shape.
+    pub fn shape_text(&self) -> String {
+        match self.shape.as_slice() {
+            [one] => format!("({one},)"),
+            dims => format!(
+                "({})",
+                dims.iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
     }
-    let dtype = match (type_str.type_char(), type_str.size_field()) {
-        (npyz::TypeChar::Float, 2) => DType::F16,
-        (npyz::TypeChar::Float, 4) => DType::F32,
-        (npyz::TypeChar::Float, 8) => DType::F64,
-        (npyz::TypeChar::Int, 4) => DType::I32,
-        (npyz::TypeChar::Int, 8) => DType::I64,
-        (npyz::TypeChar::Uint, 4) => DType::U32,
-        (npyz::TypeChar::Uint, 8) => DType::U64,
-        _ => bail!(
-            "{name}: element type {descr} is not supported (f2, f4, f8, i4, i8, u4, u8; bfloat16 data as a raw .bin with --dtype bf16)"
-        ),
-    };
-    let shape = npy.shape().to_vec();
-    let fortran_order = npy.order() == npyz::Order::Fortran;
-    let len: u64 = shape.iter().product();
-    let expected = len * dtype.size() as u64;
-    let mut bytes = Vec::with_capacity(expected as usize);
-    reader
-        .by_ref()
-        .take(expected)
-        .read_to_end(&mut bytes)
-        .map_err(|e| anyhow::anyhow!("{name}: cannot read it: {e}"))?;
-    if (bytes.len() as u64) < expected {
-        bail!(
-            "{name}: truncated: the header promises {len} × {dtype} ({expected} bytes) but the file holds {} bytes of data",
-            bytes.len()
-        );
+
+    /// The elements the shape promises, or `None` when their count does not fit in 64 bits.
+    pub fn elements(&self) -> Option<u64> {
+        if self.shape.contains(&0) {
+            return Some(0);
+        }
+        self.shape
+            .iter()
+            .try_fold(1u64, |count, &dim| count.checked_mul(dim))
     }
-    Ok(Loaded {
+
+    /// The data's bytes the shape promises, or `None` when they do not fit in 64 bits.
+    pub fn data_bytes(&self) -> Option<u64> {
+        self.elements()?.checked_mul(self.dtype.size() as u64)
+    }
+
+    /// Refuses data of `held` bytes unless it is exactly what the shape promises.
+    pub fn check_data(&self, held: usize) -> Result<(), FileError> {
+        let (dtype, shape) = (self.dtype, self.shape_text());
+        let Some(count) = self.elements() else {
+            return fail(format!(
+                "the header's shape {shape} is 2^64 elements or more, but the file holds {held} bytes of data"
+            ));
+        };
+        let Some(expected) = self.data_bytes() else {
+            return fail(format!(
+                "the header's shape {shape} promises {count} × {dtype}: 2^64 bytes or more, but the file holds {held} bytes of data"
+            ));
+        };
+        let held_bytes = held as u64;
+        if held_bytes < expected {
+            return fail(format!(
+                "truncated: the header promises {count} × {dtype} ({expected} bytes) but the file holds {held} bytes of data"
+            ));
+        }
+        if held_bytes > expected {
+            return fail(format!(
+                "the header promises {count} × {dtype} ({expected} bytes) but the file holds {held} bytes of data, {} bytes more: refused, as a shape must account for all of the data",
+                held_bytes - expected
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Reads the header at the start of `bytes` (which must start with [`NPY_MAGIC`]); the data
+/// is not looked at (see [`NpyHeader::check_data`]).
+pub fn parse_npy_header(bytes: &[u8]) -> Result<NpyHeader, FileError> {
+    if !bytes.starts_with(NPY_MAGIC) {
+        return fail("not a .npy file (it does not start with the .npy magic \\x93NUMPY)");
+    }
+    let (Some(&major), Some(&minor)) = (bytes.get(6), bytes.get(7)) else {
+        return fail("truncated: the file ends inside the .npy version");
+    };
+    // Versions 1.0 and 2.0 differ in the width of the header's length; 3.0 allows UTF-8.
+    let width = match (major, minor) {
+        (1, 0) => 2,
+        (2, 0) | (3, 0) => 4,
+        _ => {
+            return fail(format!(
+                "unsupported .npy format version {major}.{minor} (1.0, 2.0 and 3.0 are read)"
+            ));
+        }
+    };
+    let start = 8 + width;
+    let Some(length) = bytes.get(8..start) else {
+        return fail("truncated: the file ends inside the .npy header's length");
+    };
+    let length = length
+        .iter()
+        .rev()
+        .fold(0usize, |sum, &byte| (sum << 8) | usize::from(byte));
+    let Some(text) = start
+        .checked_add(length)
+        .and_then(|end| bytes.get(start..end))
+    else {
+        return fail(format!(
+            "truncated: the .npy header is {length} bytes long but the file ends {} bytes after it starts",
+            bytes.len() - start
+        ));
+    };
+    let Ok(text) = std::str::from_utf8(text) else {
+        return fail("not a valid .npy file: its header is not text");
+    };
+    let (dtype, shape, fortran_order) = read_dict(text)?;
+    Ok(NpyHeader {
         dtype,
         shape,
         fortran_order,
-        bytes,
+        data_offset: start + length,
     })
+}
+
+/// The three keys of the header's dict.
+fn read_dict(text: &str) -> Result<(DType, Vec<u64>, bool), FileError> {
+    let invalid = |why: String| FileError(format!("not a valid .npy header: {why}"));
+    let mut parser = Literal::parser(text);
+    let value = parser.value(0).map_err(invalid)?;
+    parser.end().map_err(invalid)?;
+    let Literal::Dict(entries) = value else {
+        return Err(invalid("it is not a dict".into()));
+    };
+    let (mut descr, mut fortran, mut shape) = (None, None, None);
+    for (key, value) in entries {
+        let slot = match &key {
+            Literal::Str(key) if key == "descr" => &mut descr,
+            Literal::Str(key) if key == "fortran_order" => &mut fortran,
+            Literal::Str(key) if key == "shape" => &mut shape,
+            other => {
+                return Err(invalid(format!(
+                    "unknown key {} (a header holds descr, fortran_order and shape)",
+                    other.text()
+                )));
+            }
+        };
+        if slot.replace(value).is_some() {
+            return Err(invalid(format!("{} is given twice", key.text())));
+        }
+    }
+    let missing = |key: &str| invalid(format!("it has no '{key}'"));
+    let dtype = match descr.ok_or_else(|| missing("descr"))? {
+        Literal::Str(descr) => element_type(&descr)?,
+        records @ Literal::Seq(_) => {
+            return fail(format!(
+                "holds structured records ({}), not numbers",
+                records.text()
+            ));
+        }
+        other => {
+            return Err(invalid(format!(
+                "'descr' is {}, not a type string",
+                other.text()
+            )));
+        }
+    };
+    let fortran_order = match fortran.ok_or_else(|| missing("fortran_order"))? {
+        Literal::Bool(b) => b,
+        other => {
+            return Err(invalid(format!(
+                "'fortran_order' is {}, not True or False",
+                other.text()
+            )));
+        }
+    };
+    let shape = match shape.ok_or_else(|| missing("shape"))? {
+        Literal::Seq(dims) => dims
+            .iter()
+            .map(|dim| match dim {
+                Literal::Int {
+                    negative: false,
+                    value: Some(value),
+                } => Ok(*value),
+                Literal::Int {
+                    negative: false,
+                    value: None,
+                } => Err(invalid(format!(
+                    "the shape's dimension {} is 2^64 or more",
+                    dim.text()
+                ))),
+                other => Err(invalid(format!(
+                    "the shape's dimension {} is not a count",
+                    other.text()
+                ))),
+            })
+            .collect::<Result<Vec<u64>, FileError>>()?,
+        other => {
+            return Err(invalid(format!(
+                "the shape is {}, not a tuple of counts",
+                other.text()
+            )));
+        }
+    };
+    Ok((dtype, shape, fortran_order))
+}
+
+/// The element type of a `descr` such as `<f4`.
+fn element_type(descr: &str) -> Result<DType, FileError> {
+    let (order, rest) = match descr.as_bytes().first() {
+        Some(b'<' | b'>' | b'|' | b'=') => (descr.as_bytes()[0], &descr[1..]),
+        _ => (b'=', descr),
+    };
+    let mut chars = rest.chars();
+    let kind = chars.next();
+    let size: Option<usize> = chars.as_str().parse().ok();
+    let descr = shown(descr);
+    if order == b'>' && size.is_some_and(|s| s > 1) {
+        return fail(format!(
+            "big-endian elements ({descr}) are not supported: save it little-endian (numpy: a.astype(a.dtype.newbyteorder('<')))"
+        ));
+    }
+    match (kind, size) {
+        (Some('f'), Some(2)) => Ok(DType::F16),
+        (Some('f'), Some(4)) => Ok(DType::F32),
+        (Some('f'), Some(8)) => Ok(DType::F64),
+        (Some('i'), Some(4)) => Ok(DType::I32),
+        (Some('i'), Some(8)) => Ok(DType::I64),
+        (Some('u'), Some(4)) => Ok(DType::U32),
+        (Some('u'), Some(8)) => Ok(DType::U64),
+        _ => fail(format!(
+            "element type {descr} is not supported (f2, f4, f8, i4, i8, u4, u8; bfloat16 data as a raw .bin with --dtype bf16)"
+        )),
+    }
+}
+
+/// The Python literals a `.npy` header may hold.
+#[derive(Clone, Debug, PartialEq)]
+enum Literal {
+    Str(String),
+    /// `value`: `None` when the number does not fit in 64 bits.
+    Int {
+        negative: bool,
+        value: Option<u64>,
+    },
+    Bool(bool),
+    None,
+    /// A tuple or a list.
+    Seq(Vec<Literal>),
+    Dict(Vec<(Literal, Literal)>),
+}
+
+/// Text from a header, as an error line may show it: control characters escaped (a header
+/// cannot break the line or drive the terminal), at most 60 characters.
+fn shown(text: &str) -> String {
+    let mut chars = text.chars();
+    let mut short: String = chars
+        .by_ref()
+        .take(60)
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_debug().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if chars.next().is_some() {
+        short.push('…');
+    }
+    short
+}
+
+/// Nesting deeper than this is refused (a header's structured types nest a few levels).
+const MAX_DEPTH: usize = 32;
+
+impl Literal {
+    fn parser(text: &str) -> LiteralParser<'_> {
+        LiteralParser {
+            text: text.as_bytes(),
+            at: 0,
+        }
+    }
+
+    /// As Python writes it, for an error line (see [`shown`]).
+    fn text(&self) -> String {
+        let full = match self {
+            Literal::Str(s) => format!("'{s}'"),
+            Literal::Int { negative, value } => format!(
+                "{}{}",
+                if *negative { "-" } else { "" },
+                value.map_or("a number of 20 digits or more".to_string(), |v| v
+                    .to_string())
+            ),
+            Literal::Bool(true) => "True".into(),
+            Literal::Bool(false) => "False".into(),
+            Literal::None => "None".into(),
+            Literal::Seq(items) => format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(Literal::text)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Literal::Dict(_) => "a dict".into(),
+        };
+        shown(&full)
+    }
+}
+
+struct LiteralParser<'t> {
+    text: &'t [u8],
+    at: usize,
+}
+
+impl LiteralParser<'_> {
+    fn skip_space(&mut self) {
+        while self
+            .text
+            .get(self.at)
+            .is_some_and(|c| c.is_ascii_whitespace())
+        {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.text.get(self.at).copied()
+    }
+
+    fn unexpected(&self) -> String {
+        match self.text.get(self.at) {
+            Some(&c) if c.is_ascii_graphic() => {
+                format!("unexpected `{}` at byte {}", c as char, self.at)
+            }
+            Some(c) => format!("unexpected byte {c:#04x} at byte {}", self.at),
+            None => "it ends too early".to_string(),
+        }
+    }
+
+    /// Nothing but white space is left.
+    fn end(&mut self) -> Result<(), String> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => Err(format!("{} after the dict", self.unexpected())),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Literal, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("nested more than {MAX_DEPTH} levels deep"));
+        }
+        match self.peek() {
+            Some(b'{') => {
+                self.at += 1;
+                let mut entries = Vec::new();
+                loop {
+                    if self.peek() == Some(b'}') {
+                        self.at += 1;
+                        return Ok(Literal::Dict(entries));
+                    }
+                    let key = self.value(depth + 1)?;
+                    if self.peek() != Some(b':') {
+                        return Err(self.unexpected());
+                    }
+                    self.at += 1;
+                    let value = self.value(depth + 1)?;
+                    entries.push((key, value));
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(b'}') => {}
+                        _ => return Err(self.unexpected()),
+                    }
+                }
+            }
+            Some(open @ (b'(' | b'[')) => {
+                let close = if open == b'(' { b')' } else { b']' };
+                self.at += 1;
+                let mut items = Vec::new();
+                loop {
+                    if self.peek() == Some(close) {
+                        self.at += 1;
+                        return Ok(Literal::Seq(items));
+                    }
+                    items.push(self.value(depth + 1)?);
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(c) if c == close => {}
+                        _ => return Err(self.unexpected()),
+                    }
+                }
+            }
+            Some(quote @ (b'\'' | b'"')) => {
+                self.at += 1;
+                let mut text = Vec::new();
+                loop {
+                    match self.text.get(self.at) {
+                        None => return Err("a string is not closed".into()),
+                        Some(&c) if c == quote => break,
+                        Some(b'\\') => {
+                            self.at += 1;
+                            match self.text.get(self.at) {
+                                Some(&c) => text.push(c),
+                                None => return Err("a string is not closed".into()),
+                            }
+                        }
+                        Some(&c) => text.push(c),
+                    }
+                    self.at += 1;
+                }
+                self.at += 1;
+                Ok(Literal::Str(String::from_utf8_lossy(&text).into_owned()))
+            }
+            Some(b'0'..=b'9' | b'-' | b'+') => {
+                let negative = self.text[self.at] == b'-';
+                if matches!(self.text[self.at], b'-' | b'+') {
+                    self.at += 1;
+                }
+                let digits = self.at;
+                let mut value = Some(0u64);
+                while let Some(&c) = self.text.get(self.at).filter(|c| c.is_ascii_digit()) {
+                    value = value
+                        .and_then(|v| v.checked_mul(10))
+                        .and_then(|v| v.checked_add(u64::from(c - b'0')));
+                    self.at += 1;
+                }
+                if self.at == digits {
+                    return Err(self.unexpected());
+                }
+                // Python 2's long integers: `3L`.
+                if matches!(self.text.get(self.at), Some(b'L' | b'l')) {
+                    self.at += 1;
+                }
+                Ok(Literal::Int { negative, value })
+            }
+            Some(c) if c.is_ascii_alphabetic() => {
+                let start = self.at;
+                while self
+                    .text
+                    .get(self.at)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                {
+                    self.at += 1;
+                }
+                match &self.text[start..self.at] {
+                    b"True" => Ok(Literal::Bool(true)),
+                    b"False" => Ok(Literal::Bool(false)),
+                    b"None" => Ok(Literal::None),
+                    word => Err(format!(
+                        "unexpected word `{}` at byte {start}",
+                        String::from_utf8_lossy(word)
+                    )),
+                }
+            }
+            _ => Err(self.unexpected()),
+        }
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A `.npy` file's bytes as numpy writes them: magic, version 1.0, the header's length, the
+    /// dict padded with spaces to a multiple of 64 bytes and ended by a newline, then `data`.
+    pub(crate) fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+        let fortran = if fortran { "True" } else { "False" };
+        let mut dict =
+            format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}");
+        while (10 + dict.len() + 1) % 64 != 0 {
+            dict.push(' ');
+        }
+        dict.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(dict.as_bytes());
+        bytes.extend_from_slice(data);
+        bytes
+    }
+
+    /// `bytes` written to a file of this name in a fresh temporary folder.
+    fn file(name: &str, bytes: &[u8]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "reduce-rs-file-{}-{}",
+            std::process::id(),
+            name.replace('.', "-")
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn error(name: &str, bytes: &[u8], dtype: Option<DType>) -> String {
+        let path = file(name, bytes);
+        let text = match load(&path, dtype, None) {
+            Ok(loaded) => panic!("{name}: loaded {} elements: {loaded:?}", loaded.len()),
+            Err(e) => format!("{e:#}"),
+        };
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.starts_with(&path.display().to_string()), "{text}");
+        text
+    }
+
+    fn floats(values: &[f32]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_valid_npy_loads_in_its_own_type_and_order() {
+        let path = file(
+            "ok.npy",
+            &npy("<f4", false, "(2, 2)", &floats(&[1.0, 2.0, 3.0, 4.0])),
+        );
+        let loaded = load(&path, None, None).unwrap();
+        assert_eq!((loaded.dtype, loaded.len()), (DType::F32, 4));
+        assert_eq!(loaded.shape, [2, 2]);
+        assert!(!loaded.fortran_order);
+        assert_eq!(loaded.elements::<f32>(), [1.0, 2.0, 3.0, 4.0]);
+        let path = file("f.npy", &npy("<i8", true, "(1,)", &7i64.to_le_bytes()));
+        let loaded = load(&path, None, None).unwrap();
+        assert_eq!((loaded.dtype, loaded.fortran_order), (DType::I64, true));
+        assert_eq!(loaded.elements::<i64>(), [7]);
+        // A 0-d array is one element; an empty one none.
+        let scalar = load(
+            &file("s.npy", &npy("<f8", false, "()", &2.5f64.to_le_bytes())),
+            None,
+            None,
+        );
+        assert_eq!(scalar.unwrap().elements::<f64>(), [2.5]);
+        let empty = load(&file("e.npy", &npy("<u4", false, "(0,)", &[])), None, None).unwrap();
+        assert!(empty.is_empty());
+        assert_eq!(empty.len(), 0);
+    }
+
+    #[test]
+    fn a_shape_whose_product_overflows_is_refused() {
+        let data = vec![0u8; 256];
+        // 2^62 f32 elements are 2^64 bytes: the byte count wrapped to 0.
+        let text = error(
+            "huge.npy",
+            &npy("<f4", false, "(4611686018427387904,)", &data),
+            None,
+        );
+        assert!(text.contains("4611686018427387904"), "{text}");
+        // 2^32 × 2^32 elements: the element count wrapped to 0.
+        let text = error(
+            "square.npy",
+            &npy("<f4", false, "(4294967296, 4294967296)", &data),
+            None,
+        );
+        assert!(text.contains("4294967296"), "{text}");
+        // 2^62 + 64 f32: the byte count wrapped to the 256 bytes the file holds.
+        let text = error(
+            "wraps.npy",
+            &npy("<f4", false, "(4611686018427387968,)", &data),
+            None,
+        );
+        assert!(text.contains("256 bytes"), "{text}");
+    }
+
+    #[test]
+    fn a_header_that_promises_fewer_or_more_elements_than_the_file_holds_is_refused() {
+        let text = error(
+            "long.npy",
+            &npy("<f4", false, "(3,)", &floats(&[1.0, 2.0, 3.0, 4.0])),
+            None,
+        );
+        assert!(
+            text.contains("3 × f32") && text.contains("16 bytes"),
+            "{text}"
+        );
+        assert!(text.contains("more"), "{text}");
+        let text = error(
+            "short.npy",
+            &npy("<f4", false, "(5,)", &floats(&[1.0, 2.0, 3.0, 4.0])),
+            None,
+        );
+        assert!(
+            text.contains("truncated") && text.contains("5 × f32"),
+            "{text}"
+        );
+        let text = error("ragged.npy", &npy("<f8", false, "(1,)", &[0u8; 9]), None);
+        assert!(text.contains("9 bytes"), "{text}");
+    }
+
+    #[test]
+    fn raw_files_must_hold_whole_elements() {
+        let text = error("seven.bin", &[0u8; 7], Some(DType::F32));
+        assert!(text.contains("7 bytes") && text.contains("f32"), "{text}");
+        let text = error("empty.bin", &[], Some(DType::F64));
+        assert!(text.contains("empty"), "{text}");
+        let text = error("untyped.bin", &[0u8; 8], None);
+        assert!(text.contains("--dtype"), "{text}");
+        let loaded = load(
+            &file("two.bin", &floats(&[1.5, -2.0])),
+            Some(DType::F32),
+            None,
+        )
+        .unwrap();
+        assert_eq!(loaded.elements::<f32>(), [1.5, -2.0]);
+    }
+
+    #[test]
+    fn malformed_headers_are_one_line_errors() {
+        for (name, bytes, says) in [
+            ("big.npy", npy(">f4", false, "(1,)", &[0; 4]), "big-endian"),
+            (
+                "bool.npy",
+                npy("|b1", false, "(1,)", &[0; 1]),
+                "not supported",
+            ),
+            ("negative.npy", npy("<f4", false, "(-1,)", &[]), "shape"),
+            ("nan.npy", npy("<f4", false, "('a',)", &[]), "shape"),
+            (
+                "magic.npy",
+                b"\x93NUMPX\x01\x00".to_vec(),
+                "not a .npy file",
+            ),
+            (
+                "cut.npy",
+                npy("<f4", false, "(1,)", &[])[..20].to_vec(),
+                "npy",
+            ),
+            (
+                "version.npy",
+                {
+                    let mut b = npy("<f4", false, "(1,)", &[0; 4]);
+                    b[6] = 9;
+                    b
+                },
+                "version",
+            ),
+        ] {
+            let text = error(name, &bytes, None);
+            assert!(text.contains(says), "{name}: {text}");
+        }
+        // A structured dtype: `descr` is a list of fields, not a string.
+        let plain = npy("X", false, "(1,)", &[0; 4]);
+        let at = plain.windows(3).position(|w| w == b"'X'").unwrap();
+        let records = [&plain[..at], b"[('a', '<f4')]".as_slice(), &plain[at + 3..]].concat();
+        let text = error("records.npy", &records, None);
+        assert!(text.contains("structured"), "{text}");
+    }
+
+    #[test]
+    fn files_written_by_npyz_read_back_the_same() {
+        use npyz::WriterBuilder;
+        let values: Vec<f64> = (0..12).map(|i| f64::from(i) - 5.5).collect();
+        for (shape, order) in [
+            (vec![12u64], npyz::Order::C),
+            (vec![3, 4], npyz::Order::C),
+            (vec![2, 3, 2], npyz::Order::Fortran),
+            (vec![], npyz::Order::C),
+        ] {
+            let count: u64 = shape.iter().product();
+            let mut bytes = Vec::new();
+            let mut writer = npyz::WriteOptions::new()
+                .default_dtype()
+                .shape(&shape)
+                .order(order)
+                .writer(&mut bytes)
+                .begin_nd()
+                .unwrap();
+            writer
+                .extend(values[..count as usize].iter().copied())
+                .unwrap();
+            writer.finish().unwrap();
+            let loaded = parse(&bytes, None, true).unwrap();
+            assert_eq!(loaded.shape, shape);
+            assert_eq!(loaded.fortran_order, order == npyz::Order::Fortran);
+            assert_eq!(loaded.elements::<f64>(), values[..count as usize]);
+        }
+    }
+
+    #[test]
+    fn hostile_headers_cost_nothing_but_an_error() {
+        // A header length past the end of the file, nesting a recursive parser would overflow
+        // the stack on, duplicate and unknown keys, a dimension of 2^64.
+        let mut long = npy("<f4", false, "(1,)", &[0; 4]);
+        long[8..10].copy_from_slice(&u16::MAX.to_le_bytes());
+        let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
+        v2.extend_from_slice(&u32::MAX.to_le_bytes());
+        let deep = npy(
+            "<f4",
+            false,
+            &format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000)),
+            &[],
+        );
+        for (bytes, says) in [
+            (long, "truncated"),
+            (v2, "truncated"),
+            (deep, "nested"),
+            (npy("<f4', 'descr': '<f4", false, "(1,)", &[0; 4]), "twice"),
+            (
+                npy("<f4', 'extra': '1", false, "(1,)", &[0; 4]),
+                "unknown key",
+            ),
+            (npy("<f4", false, "(18446744073709551616,)", &[]), "2^64"),
+            (b"\x93NUMPY".to_vec(), "truncated"),
+        ] {
+            let text = parse(&bytes, None, true).unwrap_err().0;
+            assert!(text.contains(says), "{says}: {text}");
+            assert_eq!(text.lines().count(), 1, "{text}");
+        }
+        // Text from the header cannot break the error line or reach the terminal raw.
+        for (descr, key) in [("<f4", "x\n\u{1b}[2Jy"), ("\u{1b}[31m>f4\r\n", "shape")] {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, '{key}': (1,)}}\n");
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.extend_from_slice(&[0; 4]);
+            let text = parse(&bytes, None, true).unwrap_err().0;
+            assert!(!text.chars().any(char::is_control), "{text:?}");
+        }
+        // The magic with --dtype: the header says the type.
+        let text = parse(&npy("<f4", false, "(1,)", &[0; 4]), Some(DType::F32), false).unwrap_err();
+        assert!(text.0.contains("leave out --dtype"), "{text}");
+    }
 }

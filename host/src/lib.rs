@@ -14,3 +14,4 @@ pub mod shapes;
 pub mod sim_time;
 pub mod size;
 pub mod timing;
+pub mod values;

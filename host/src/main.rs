@@ -1,21 +1,26 @@
 //! `cargo run -p host -- v5` · `… all` · `… list` · `… bench` · `… v8 --input data.npy`: runs
 //! versions of the reduction series through the reduce-rs library on the GPU (or the CPU
 //! simulator), checks them against a CPU reference and reports their speed.
+//!
+//! A thin layer: [`host::cli`] parses the command line into one command with its own options
+//! (and refuses what does not go together), this file runs it.
 
 use anyhow::{Context, Result, bail};
+use clap::ArgMatches;
 use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches};
-use host::bench::{self, BenchOptions};
-use host::cli::{Cli, What};
+use host::bench::{self, BenchArgs, BenchOptions};
+use host::cli::{self, Command, ParseError, RunArgs};
 use host::file;
 use host::report::{
-    format_list, print_header, print_outcome, print_row, print_table_header, terminal_width,
+    error_line, format_list, print_header, print_outcome, print_row, print_table_header,
+    terminal_width,
 };
 use host::run::{BackendChoice, Case, Source, check_fits, describe, open_backend, run_versions};
 use host::shapes::{self, ShapeSpec};
 use host::sim_time::{self, NEEDS_YES, Progress, SAY_ESTIMATE};
 use host::size::size_label;
 use host::timing::Timing;
+use host::values::ptx_dir;
 use reduce_rs::{Schedule, Version};
 use std::process::ExitCode;
 
@@ -32,20 +37,46 @@ const GPU_ONLY: [(&str, &str); 3] = [
 ];
 
 fn main() -> ExitCode {
-    // Parsed in two steps so that `run` can tell flags given from defaults (`bench` refuses
-    // flags it would ignore; the simulator names those it ignores).
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches)
-        .map_err(|e| e.format(&mut Cli::command()))
-        .unwrap_or_else(|e| e.exit());
-    match run(&cli, &matches) {
+    // The matches tell flags given from defaults (the simulator names those it ignores).
+    let (cli, matches) = match cli::parse(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(ParseError::Clap(error)) => error.exit(),
+        Err(refused @ ParseError::Refused(_)) => {
+            eprintln!("{refused}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match &cli.command {
+        Command::Run(args) => match matches.subcommand_matches("run") {
+            Some(matches) => run(args, matches),
+            None => Err(anyhow::anyhow!("no matches for `run`")),
+        },
+        Command::List => {
+            print!("{}", format_list(terminal_width()));
+            Ok(true)
+        }
+        Command::Bench(args) => run_bench(args),
+        Command::Help { command } => cli::help_text(command.as_deref())
+            .map(|text| {
+                print!("{text}");
+                true
+            })
+            .map_err(anyhow::Error::msg),
+    };
+    match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_line(&error));
             ExitCode::from(2)
         }
     }
+}
+
+/// `reduce-rs bench …`; `Ok(false)` when a result was wrong or part of the bench could not run.
+fn run_bench(args: &BenchArgs) -> Result<bool> {
+    let options = BenchOptions::new(args, ptx_dir(args.ptx_dir.as_ref()));
+    bench::run(&options)
 }
 
 /// `"--a"`, `"--a and --b"`, `"--a, --b and --c"`.
@@ -57,46 +88,12 @@ fn and_list(items: &[&str]) -> String {
     }
 }
 
-/// `Ok(false)` when a result failed its check.
-fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
+/// `reduce-rs run <VERSION|all> …`; `Ok(false)` when a result failed its check.
+fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    bench::check_flags(cli.what == What::Bench, given, cli.op, cli.backend)
-        .map_err(anyhow::Error::msg)?;
-    let timing = Timing {
-        warmup: cli.warmup,
-        repeat: cli.repeat,
-    };
-    let selected: Vec<Version> = match cli.what {
-        What::Help => {
-            Cli::command()
-                .print_long_help()
-                .context("printing the help")?;
-            return Ok(true);
-        }
-        What::List => {
-            print!("{}", format_list(terminal_width()));
-            return Ok(true);
-        }
-        What::Bench => {
-            let dtype = given("dtype").then_some(cli.dtype);
-            let mut options =
-                BenchOptions::new(&cli.bench, dtype, cli.block, timing, cli.ptx_dir.clone());
-            if let Some(count) = cli.devices {
-                if given("shapes") || given("versions") || given("dtypes") || given("dtype") {
-                    bail!(
-                        "bench --devices times the f32 sum of the library over several GPUs: leave out --shapes, --versions, --dtypes and --dtype"
-                    );
-                }
-                options.devices = Some(count);
-                if !given("sizes") {
-                    options.sizes = bench::devices::DEFAULT_PER_GPU.to_vec();
-                }
-            }
-            return bench::run(&options);
-        }
-        What::All => Version::all().collect(),
-        What::One(version) => vec![version],
-    };
+    let timing = cli.timing.timing();
+    let ptx_dir = ptx_dir(cli.ptx_dir.as_ref());
+    let selected = cli.target.versions();
     let schedule = cli
         .schedule_seed
         .map_or(Schedule::InOrder, |seed| Schedule::Shuffled { seed });
@@ -106,25 +103,15 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
                 "--devices runs the library's group of devices, which reduces with v8: use `reduce-rs v8 --devices …`"
             );
         }
-        for (id, flag) in [
-            ("rows", "--rows"),
-            ("block", "--block"),
-            ("ptx_dir", "--ptx-dir"),
-        ] {
-            if given(id) {
-                bail!(
-                    "{flag} does not apply to --devices (each device runs v8 with its tuned block)"
-                );
-            }
-        }
-        return run_devices(cli, &given, count, timing, schedule);
+        let dtype = given("dtype").then_some(cli.dtype);
+        return run_devices(cli, count, dtype, timing, schedule);
     }
     if cli.schedule_seed.is_some() && cli.backend == BackendChoice::Gpu {
         bail!(
             "--schedule-seed shuffles the simulator's threads; it has no meaning with --backend gpu"
         );
     }
-    let (mut reducer, no_gpu) = open_backend(cli.backend, cli.ptx_dir.as_deref(), schedule)?;
+    let (mut reducer, no_gpu) = open_backend(cli.backend, ptx_dir.as_deref(), schedule)?;
     reducer.set_reproducible(cli.reproducible);
     let on_gpu = reducer.gpu_backend().is_some();
     if on_gpu && cli.schedule_seed.is_some() {
@@ -153,11 +140,6 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
 
     let loaded = match &cli.input {
         Some(path) => {
-            if given("n") || given("pattern") || given("seed") {
-                bail!(
-                    "--input reads its elements from the file: leave out --n, --pattern and --seed"
-                );
-            }
             let limit = match reducer.gpu_backend() {
                 Some(gpu) => Some((gpu.memory()?.0, "the GPU's free memory")),
                 None => None,
@@ -222,9 +204,6 @@ fn run(cli: &Cli, matches: &ArgMatches) -> Result<bool> {
     check_fits(&reducer, &case)?;
 
     if let Some(rows) = cli.rows {
-        if cli.reproducible {
-            bail!("--reproducible applies to whole-input sums and means, not to --rows");
-        }
         if selected != [Version::fastest()] {
             bail!(
                 "--rows runs the library's row and column kernels, which build on v8: use `reduce-rs v8 --rows {rows} …`"
@@ -343,9 +322,9 @@ fn check_simulator_time(versions: &[Version], case: &Case, yes: bool, file: bool
 /// `reduce-rs v8 --devices all|N`: the input split evenly over the devices, reduced by the
 /// library's group, checked and (on GPUs) timed.
 fn run_devices(
-    cli: &Cli,
-    given: &dyn Fn(&str) -> bool,
+    cli: &RunArgs,
     count: host::devices::DeviceCount,
+    file_dtype: Option<reduce_rs::DType>,
     timing: Timing,
     schedule: Schedule,
 ) -> Result<bool> {
@@ -356,15 +335,7 @@ fn run_devices(
     }
     let on_gpu = !devices.is_simulated();
     let loaded = match &cli.input {
-        Some(path) => {
-            if given("n") || given("pattern") || given("seed") {
-                bail!(
-                    "--input reads its elements from the file: leave out --n, --pattern and --seed"
-                );
-            }
-            let dtype = given("dtype").then_some(cli.dtype);
-            Some(file::load(path, dtype, None)?)
-        }
+        Some(path) => Some(file::load(path, file_dtype, None)?),
         None => None,
     };
     let (dtype, len, source) = match &loaded {

@@ -183,6 +183,23 @@ pub fn print_row(case: &Case, version: Version, result: &Result<Outcome, String>
 
 /// The width to wrap to: `COLUMNS` when set (as clap reads it for --help), else the terminal's,
 /// else 100; never under 40.
+/// An error and its causes on one line, `outer: inner: …`, leaving out a cause whose text the
+/// line already ends with (errors that print their source in their own message).
+pub fn error_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.replace('\n', " ")
+}
+
 pub fn terminal_width() -> usize {
     let from_env = std::env::var("COLUMNS")
         .ok()
@@ -285,6 +302,36 @@ pub fn format_list(width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_is_one_line_without_repeated_causes() {
+        #[derive(Debug)]
+        struct Inner;
+        impl std::fmt::Display for Inner {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("no CUDA driver")
+            }
+        }
+        impl std::error::Error for Inner {}
+        #[derive(Debug)]
+        struct Outer(Inner);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "no GPU: {}", self.0)
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let error = anyhow::Error::new(Outer(Inner)).context("bench times the GPU");
+        assert_eq!(
+            error_line(&error),
+            "bench times the GPU: no GPU: no CUDA driver"
+        );
+        assert_eq!(error_line(&anyhow::anyhow!("two\nlines")), "two lines");
+    }
 
     #[test]
     fn wrap_breaks_at_spaces_within_the_width() {

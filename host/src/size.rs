@@ -88,6 +88,66 @@ fn count(cleaned: &str) -> Result<usize, Problem> {
     number(cleaned)
 }
 
+/// A range's exponent step when none is given: every power of 4.
+pub const DEFAULT_EXPONENT_STEP: u32 = 2;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeList(pub Vec<usize>);
+
+/// A comma list of element counts (anything `parse_len` reads) and ranges `a..b[:s]`: the powers
+/// of two from `a` to `b` (both powers of two), exponent step `s` (default 2). Sorted, repeats
+/// dropped.
+pub fn parse_sizes(text: &str) -> Result<SizeList, String> {
+    let mut sizes = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(format!(
+                "`{text}` has an empty entry (write e.g. 2^10..2^28 or 2^20,1e6)"
+            ));
+        }
+        let Some((from, rest)) = item.split_once("..") else {
+            let n = parse_len(item)?;
+            if n == 0 {
+                return Err("sizes must be at least 1".into());
+            }
+            sizes.push(n);
+            continue;
+        };
+        let (to, step) = match rest.split_once(':') {
+            Some((to, step)) => {
+                let step: u32 = step
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|&s| s >= 1)
+                    .ok_or_else(|| {
+                        format!("`{step}` in `{item}` is not an exponent step (a whole number ≥ 1)")
+                    })?;
+                (to, step)
+            }
+            None => (rest, DEFAULT_EXPONENT_STEP),
+        };
+        let exponent = |end: &str| -> Result<u32, String> {
+            let n = parse_len(end)?;
+            if n.is_power_of_two() {
+                Ok(n.trailing_zeros())
+            } else {
+                Err(format!(
+                    "`{end}` in `{item}`: a range runs over powers of two, so both ends must be powers of two (e.g. 2^10..2^28:2)"
+                ))
+            }
+        };
+        let (low, high) = (exponent(from)?, exponent(to)?);
+        if low > high {
+            return Err(format!("`{item}` is empty: its start is above its end"));
+        }
+        sizes.extend((low..=high).step_by(step as usize).map(|k| 1usize << k));
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    Ok(SizeList(sizes))
+}
+
 /// `2^k` for powers of two, else the number.
 pub fn size_label(n: usize) -> String {
     if n.is_power_of_two() {
@@ -99,7 +159,7 @@ pub fn size_label(n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_len;
+    use super::{parse_len, parse_sizes};
 
     #[test]
     fn accepts_the_usual_forms() {
@@ -155,6 +215,36 @@ mod tests {
                 err.contains("is not an element count") && err.contains("2^25"),
                 "{bad}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn sizes_take_lists_ranges_and_steps() {
+        assert_eq!(
+            parse_sizes("2^20..2^23:1").unwrap().0,
+            [1 << 20, 1 << 21, 1 << 22, 1 << 23]
+        );
+        assert_eq!(
+            parse_sizes("1e6, 2^20,32M,2^20").unwrap().0,
+            [1_000_000, 1 << 20, 1 << 25]
+        );
+        assert_eq!(
+            parse_sizes("2^10..2^16:3,1000").unwrap().0,
+            [1000, 1 << 10, 1 << 13, 1 << 16]
+        );
+        assert_eq!(parse_sizes("4Ki..4Ki").unwrap().0, [4096]);
+        for (bad, says) in [
+            ("", "empty entry"),
+            ("2^10,,2^12", "empty entry"),
+            ("1000..2^20", "powers of two"),
+            ("2^20..2^10", "start is above its end"),
+            ("2^10..2^20:0", "exponent step"),
+            ("2^10..2^20:x", "exponent step"),
+            ("0", "at least 1"),
+            ("lots", "not an element count"),
+        ] {
+            let error = parse_sizes(bad).unwrap_err();
+            assert!(error.contains(says), "{bad}: {error}");
         }
     }
 }

@@ -246,6 +246,29 @@ impl Timer<'_> {
     }
 }
 
+/// Timed inputs rotate over copies adding up to at least this (over 5× the 50 MB L2 of an
+/// H100/H200), so that no run finds its input in the L2 cache; small inputs are also flushed
+/// from L2 with a buffer this large (the versions' sweep).
+pub const ROTATION_BYTES: usize = 256 << 20;
+
+/// The most copies a rotation makes of a small input.
+pub const MAX_COPIES: usize = 64;
+
+/// GPU memory a rotation leaves free (the driver, the loaded module, a peer's process).
+pub const ROTATION_MARGIN: usize = 1 << 30;
+
+/// Copies of an input of `bytes` to rotate over: enough to add up to [`ROTATION_BYTES`], at
+/// most [`MAX_COPIES`], at least one, and (given the GPU's `free` memory) no more than fit
+/// beside [`ROTATION_MARGIN`].
+pub fn rotation_copies(bytes: usize, free: Option<usize>) -> usize {
+    let bytes = bytes.max(1);
+    let wanted = ROTATION_BYTES.div_ceil(bytes).clamp(1, MAX_COPIES);
+    match free {
+        Some(free) => wanted.min((free.saturating_sub(ROTATION_MARGIN) / bytes).max(1)),
+        None => wanted,
+    }
+}
+
 /// The median of `samples` (NaN for none).
 pub fn median(samples: &mut [f64]) -> f64 {
     if samples.is_empty() {
@@ -269,5 +292,18 @@ mod tests {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(&mut []).is_nan());
+    }
+
+    #[test]
+    fn rotations_add_up_to_256_mib_within_the_free_memory() {
+        assert_eq!(rotation_copies(4 << 20, None), 64);
+        assert_eq!(rotation_copies(64 << 20, None), 4);
+        assert_eq!(rotation_copies(1 << 30, None), 1);
+        assert_eq!(rotation_copies(0, None), 64);
+        assert_eq!(
+            rotation_copies(64 << 20, Some(ROTATION_MARGIN + (128 << 20))),
+            2
+        );
+        assert_eq!(rotation_copies(64 << 20, Some(0)), 1);
     }
 }

@@ -288,3 +288,197 @@ fn several_gpus_without_nccl_name_the_library_in_one_line() {
     assert!(text.contains("libnccl.so.2"), "{text}");
     assert_eq!(text.trim().lines().count(), 1, "{text}");
 }
+
+/// A `.npy` file's bytes as numpy writes them (version 1.0, the dict padded to 64 bytes).
+fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(dict.as_bytes());
+    bytes.extend_from_slice(data);
+    bytes
+}
+
+/// `bytes` as a file `name` in a fresh temporary folder of this test.
+fn temp_file(test: &str, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("reduce-rs-cli-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn files_whose_header_lies_about_the_shape_are_refused_in_one_line() {
+    let data = vec![0u8; 256];
+    for (name, bytes, dtype, says) in [
+        // 2^62 f32: the byte count wrapped to 0, and the file was read as empty.
+        (
+            "huge.npy",
+            npy("<f4", "(4611686018427387904,)", &data),
+            None,
+            "4611686018427387904",
+        ),
+        // 2^32 × 2^32: the element count wrapped to 0.
+        (
+            "square.npy",
+            npy("<f4", "(4294967296, 4294967296)", &data),
+            None,
+            "4294967296",
+        ),
+        // 2^62 + 64 f32: the byte count wrapped to the 256 bytes the file holds.
+        (
+            "wraps.npy",
+            npy("<f4", "(4611686018427387968,)", &data),
+            None,
+            "256 bytes",
+        ),
+        // 2^40 f32: 4 TiB the reader tried to allocate.
+        (
+            "tera.npy",
+            npy("<f4", "(1099511627776,)", &data),
+            None,
+            "1099511627776",
+        ),
+        // Fewer elements than the file holds.
+        ("short.npy", npy("<f4", "(3,)", &data), None, "more"),
+        ("seven.bin", vec![0u8; 7], Some("f32"), "7 bytes"),
+        ("empty.bin", Vec::new(), Some("f32"), "empty"),
+    ] {
+        let path = temp_file("lies", name, &bytes);
+        let path = path.to_str().unwrap();
+        let mut args = vec!["v8", "--backend", "sim", "--input", path];
+        if let Some(dtype) = dtype {
+            args.extend(["--dtype", dtype]);
+        }
+        let output = reduce_rs(&args);
+        let text = stderr(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{name}: {text}{}",
+            stdout(&output)
+        );
+        assert!(
+            !stdout(&output).contains("PASS"),
+            "{name}: {}",
+            stdout(&output)
+        );
+        let errors: Vec<&str> = text.lines().filter(|l| !l.starts_with("note:")).collect();
+        assert_eq!(errors.len(), 1, "{name}: {text}");
+        assert!(
+            errors[0].starts_with("error: ") && errors[0].contains(path),
+            "{name}: {text}"
+        );
+        assert!(errors[0].contains(says), "{name}: `{says}` not in {text}");
+    }
+}
+
+#[test]
+fn a_valid_file_is_reduced() {
+    let data: Vec<u8> = (1..=6).flat_map(|v: i32| v.to_le_bytes()).collect();
+    let npy_path = temp_file("valid", "m.npy", &npy("<i4", "(2, 3)", &data));
+    let output = reduce_rs(&[
+        "v8",
+        "--backend",
+        "sim",
+        "--input",
+        npy_path.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("PASS"), "{}", stdout(&output));
+    let bin = temp_file("valid", "m.bin", &data);
+    let output = reduce_rs(&[
+        "v8",
+        "--backend",
+        "sim",
+        "--input",
+        bin.to_str().unwrap(),
+        "--dtype",
+        "i32",
+        "--op",
+        "max",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
+fn commands_have_their_own_options_and_refuse_the_others_in_one_line() {
+    // `run v5` is `v5`.
+    let args = ["--backend", "sim", "--n", "1000", "--pattern", "formula"];
+    let bare = reduce_rs(&[&["v5"][..], &args].concat());
+    let run = reduce_rs(&[&["run", "v5"][..], &args].concat());
+    assert!(run.status.success(), "{}", stderr(&run));
+    let result = |o: &Output| {
+        stdout(o)
+            .lines()
+            .find(|l| l.trim_start().starts_with("result"))
+            .map(String::from)
+    };
+    assert_eq!(result(&bare), result(&run));
+    assert!(result(&run).is_some_and(|l| l.contains("PASS")));
+    // Each command's help, within the terminal.
+    for (command, option) in [
+        ("bench", "--sizes"),
+        ("run", "--schedule-seed"),
+        ("list", ""),
+    ] {
+        let output = reduce_rs(&["help", command]);
+        assert!(output.status.success(), "{command}: {}", stderr(&output));
+        let text = stdout(&output);
+        assert!(
+            text.contains(&format!("Usage: reduce-rs {command}")),
+            "{text}"
+        );
+        assert!(text.contains(option), "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "wider than 80: `{line}`");
+        }
+    }
+    for args in [
+        &["v5", "--sizes", "2^20"][..],
+        &["bench", "--n", "1000"],
+        &["bench", "--op", "max"],
+        &["bench", "--devices", "2", "--shapes", "table"],
+        &["bench", "--accuracy", "--dtypes", "f64"],
+        &["v8", "--input", "data.npy", "--seed", "3"],
+        &["v8", "--devices", "2", "--block", "256"],
+        &["v8", "--columns"],
+        &["list", "--n", "5"],
+    ] {
+        let output = reduce_rs(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let text = stderr(&output);
+        assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
+        assert!(text.starts_with("error: "), "{args:?}: {text}");
+    }
+}
+
+#[test]
+fn bench_without_a_gpu_is_one_line_and_exit_status_2() {
+    if gpu_available().is_ok() {
+        return eprintln!("a GPU is there: bench runs");
+    }
+    let out = std::env::temp_dir().join(format!("reduce-rs-cli-bench-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    for args in [
+        &["bench", "--out", out][..],
+        &["bench", "--shapes", "table", "--out", out],
+        &["bench", "--accuracy", "--out", out],
+        &["bench", "--devices", "2", "--out", out],
+        &["bench", "--peers-dir", "/nowhere", "--out", out],
+    ] {
+        let output = reduce_rs(args);
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {text}");
+        assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
+        assert!(
+            text.starts_with("error: ") && text.contains("GPU"),
+            "{args:?}: {text}"
+        );
+    }
+}

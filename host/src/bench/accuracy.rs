@@ -9,7 +9,7 @@
 //! double-double arithmetic, whose error (far below 2^-80 of the sum here) is invisible next
 //! to an `f32` result's.
 
-use super::BenchOptions;
+use super::options::BenchOptions;
 use crate::timing::{Timer, Timing};
 use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 pub const CHUNK: usize = 1 << 22;
 
 /// The seed of the input (the bench's).
-const SEED: u64 = super::SEED;
+const SEED: u64 = super::plan::SEED;
 
 /// One measured error.
 #[derive(Clone, Debug)]
@@ -139,7 +139,7 @@ pub fn run(sizes: &[usize], options: &BenchOptions) -> Result<bool> {
     for &n in sizes {
         let (free, _) = gpu.memory()?;
         // The input and the largest partials (v0: one per 256 elements, two buffers).
-        if n * 4 + n / 64 > free {
+        if n.saturating_mul(4).saturating_add(n / 64) > free {
             eprintln!(
                 "note: skipped 2^{:.0}: {} MiB of input, {} MiB free on the GPU",
                 (n as f64).log2(),

@@ -11,21 +11,21 @@
 //! The one-process-per-GPU figures of the library come from `reduce/examples/ranks.rs` (see the
 //! README's "Several GPUs").
 
-use super::Timing;
+use super::options::BenchOptions;
+use super::peers::locate::PeerDirs;
+use super::peers::{Notes, Peer, PeerRun, records, torch};
+use super::plan::SEED;
+use super::rows::{Check, Tally};
 use crate::devices::{DeviceCount, reduce_split};
 use crate::input::{Pattern, generate};
 use crate::reference::Checked;
-use crate::timing::Timer;
+use crate::timing::{Timer, Timing, rotation_copies};
 use anyhow::{Context, Result, bail};
 use reduce_rs::devices::{Devices, nccl_available};
 use reduce_rs::ops::Sum;
 use reduce_rs::{Version, gpu_available};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
-
-/// The per-GPU sizes when `--sizes` is not given: the table.
-pub const DEFAULT_PER_GPU: [usize; 3] = [1 << 24, 1 << 28, 1 << 30];
 
 struct Row {
     implementation: String,
@@ -36,7 +36,9 @@ struct Row {
     check: String,
 }
 
-pub fn run(count: DeviceCount, sizes: &[usize], timing: Timing, out: &Path) -> Result<bool> {
+/// Runs the several-GPU sweep over `options.sizes` per GPU; `Ok(false)` when a result was wrong.
+pub fn run(count: DeviceCount, options: &BenchOptions) -> Result<bool> {
+    let (sizes, timing, out) = (&options.sizes, options.timing, options.out.as_path());
     let available = gpu_available().context("bench --devices times GPUs")?;
     let n = match count {
         DeviceCount::All => available,
@@ -63,14 +65,16 @@ pub fn run(count: DeviceCount, sizes: &[usize], timing: Timing, out: &Path) -> R
     );
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut rows = Vec::new();
-    let mut pass = true;
     for &per_gpu in sizes {
-        let input: Vec<f32> = generate(Pattern::Random, per_gpu * n, 1);
+        let Some(total) = per_gpu.checked_mul(n) else {
+            bail!("{per_gpu} elements per GPU over {n} GPUs do not fit in 64 bits");
+        };
+        let input: Vec<f32> = generate(Pattern::Random, total, SEED);
         // One GPU alone: v8 over GPU 0's shard, no collective.
         let shard = &input[..per_gpu];
         let timer = Timer::new(gpu)?;
         // Copies adding up to 256 MiB, read in turn: no run finds its input in the L2 cache.
-        let copies = (256usize << 20).div_ceil(per_gpu.max(1) * 4).clamp(1, 64);
+        let copies = rotation_copies(per_gpu.saturating_mul(4), None);
         let buffers = (0..copies)
             .map(|_| gpu.copy_to_device(shard))
             .collect::<reduce_rs::Result<Vec<_>>>()?;
@@ -82,7 +86,6 @@ pub fn run(count: DeviceCount, sizes: &[usize], timing: Timing, out: &Path) -> R
         let expected = <Sum as Checked<f32>>::reference(shard);
         let additions = reduce_rs::plan::additions_per_element(version, &alone.passes);
         let verdict = <Sum as Checked<f32>>::check(alone.value, &expected, additions);
-        pass &= verdict.pass;
         rows.push(Row {
             implementation: "reduce-rs".into(),
             op: "kernel".into(),
@@ -95,7 +98,6 @@ pub fn run(count: DeviceCount, sizes: &[usize], timing: Timing, out: &Path) -> R
         let expected = <Sum as Checked<f32>>::reference(&input);
         let run = reduce_split::<f32, Sum>(&devices, &input, &expected, timing)?;
         let ok = run.verdict.pass && run.same_everywhere;
-        pass &= ok;
         rows.push(Row {
             implementation: "reduce-rs".into(),
             op: "sum+allreduce".into(),
@@ -105,71 +107,71 @@ pub fn run(count: DeviceCount, sizes: &[usize], timing: Timing, out: &Path) -> R
             check: word(ok).into(),
         });
     }
-    rows.extend(torch_peer(n, sizes, timing, out));
+    if options.torch {
+        let dirs = PeerDirs::of_process(options.peers_dir.as_deref());
+        rows.extend(torch_peer(&dirs, n, sizes, timing, out));
+    }
     print_rows(&rows);
     write_csv(&rows, &out.join("devices.csv"))?;
     println!("wrote {}", out.join("devices.csv").display());
-    Ok(pass)
+    let tally = tally(&rows);
+    if let Some(summary) = tally.summary() {
+        eprintln!("error: {summary}");
+    }
+    Ok(tally.passed())
+}
+
+/// The exit-code rule over the rows (see [`Tally`]): ours and the peer's checks alike.
+fn tally(rows: &[Row]) -> Tally {
+    let mut tally = Tally::default();
+    for row in rows {
+        tally.add(
+            Check::from_word(&row.check),
+            row.implementation == "reduce-rs",
+        );
+    }
+    tally
 }
 
 fn word(pass: bool) -> &'static str {
-    if pass { "PASS" } else { "FAIL" }
+    Check::of(pass).word()
 }
 
-/// `allreduce_torch.py` over the same GPUs and sizes, where `python3` has torch.
-fn torch_peer(n: usize, sizes: &[usize], timing: Timing, out: &Path) -> Vec<Row> {
+/// `allreduce_torch.py` over the same GPUs and sizes, where `python3` has torch; what cannot
+/// run says why in one note.
+fn torch_peer(dirs: &PeerDirs, n: usize, sizes: &[usize], timing: Timing, out: &Path) -> Vec<Row> {
+    let mut notes = Notes::default();
+    let script = match dirs.find(torch::ALLREDUCE_TORCH) {
+        Ok(script) => script,
+        Err(why) => {
+            notes.not_timed(Peer::Torch, &why);
+            return Vec::new();
+        }
+    };
     let csv = out.join("peers_devices.csv");
     let _ = std::fs::remove_file(&csv);
-    // From the repository root (where a copied binary runs), else from where this was built.
-    let script = [
-        Path::new("bench/torch/allreduce_torch.py").to_path_buf(),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/torch/allreduce_torch.py"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .unwrap_or_else(|| Path::new("bench/torch/allreduce_torch.py").to_path_buf());
-    let per_gpu: Vec<String> = sizes.iter().map(usize::to_string).collect();
-    let output = Command::new("python3")
-        .arg(&script)
-        .args(["--per-gpu", &per_gpu.join(",")])
-        .args(["--world", &n.to_string()])
-        .args(["--repeat", &timing.repeat.to_string()])
-        .args(["--warmup", &timing.warmup.to_string()])
-        .arg("--csv")
-        .arg(&csv)
-        .env("NCCL_NVLS_ENABLE", "0")
-        .output();
-    match output {
-        Ok(output) if !output.status.success() && output.status.code() != Some(2) => {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            eprintln!(
-                "note: torch not timed: {}",
-                stderr.lines().last().unwrap_or("")
-            );
-            return Vec::new();
-        }
-        Err(e) => {
-            eprintln!("note: torch not timed: python3: {e}");
-            return Vec::new();
-        }
-        _ => {}
+    if let PeerRun::CouldNotRun(why) = torch::run_allreduce(&script, n, sizes, timing, &csv) {
+        notes.not_timed(Peer::Torch, &why);
+        return Vec::new();
     }
-    let text = std::fs::read_to_string(&csv).unwrap_or_default();
-    // impl,case,op,dtype,rows,cols,n,ms,gbps,check (rows = GPUs, cols = per GPU)
-    text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split(',').collect();
-            (f.len() == 10).then(|| Row {
-                implementation: f[0].to_string(),
-                op: f[2].to_string(),
-                gpus: f[4].parse().unwrap_or(0),
-                per_gpu: f[5].parse().unwrap_or(0),
-                us: f[7].parse::<f64>().map_or(f64::NAN, |ms| ms * 1000.0),
-                check: f[9].to_string(),
+    // rows = GPUs, cols = elements per GPU.
+    match records::read(&csv) {
+        Ok(peer_rows) => peer_rows
+            .into_iter()
+            .map(|r| Row {
+                implementation: r.implementation,
+                op: r.op,
+                gpus: r.rows,
+                per_gpu: r.cols,
+                us: r.ms * 1000.0,
+                check: r.check,
             })
-        })
-        .collect()
+            .collect(),
+        Err(error) => {
+            eprintln!("note: PyTorch's rows are left out: {error:#}");
+            Vec::new()
+        }
+    }
 }
 
 fn print_rows(rows: &[Row]) {

@@ -1,386 +1,44 @@
-//! `reduce-rs bench`: sweeps versions × sizes × element types on the GPU, with the read-only
-//! bandwidth probe as the ceiling and (where `nvcc` is installed) CUB's `DeviceReduce::Sum` and
-//! the CUDA C++ originals from `bench/cuda/reduce_ref.cu` beside them. Prints one table per
-//! type and writes `bench.csv`, `bench.json` and one SVG chart per type.
+//! `reduce-rs bench`: timings on the GPU beside the read-only kernel and the peers (CUB, the
+//! CUDA C++ versions, PyTorch), in four modes: the versions' sweep ([`sweep`]), reductions of a
+//! shape ([`shapes`], `--shapes`), the error of the sums ([`accuracy`], `--accuracy`) and
+//! several GPUs ([`devices`], `--devices`).
 //!
-//! Small inputs fit in the 50 MB L2 cache: timed back to back on one buffer they would measure
-//! the cache, not DRAM. So every run reads another copy of the input (the rotation continues
-//! across versions and the probe, so no version re-reads what the previous one left in L2), and
-//! a copy is only read again after at least [`ROTATION_BYTES`] of other copies; where that would
-//! need more copies than there are runs, there is one copy per run and 256 MiB are written
-//! after the upload so that the upload itself leaves nothing in L2.
+//! Its layers, each importing only those below it:
+//! - [`options`]: the command line and [`BenchOptions`], the defaults applied;
+//! - the modes: [`sweep`], [`shapes`], [`accuracy`], [`devices`];
+//! - [`peers`]: finding, building and running CUB/CUDA C++ and PyTorch, reading their CSV;
+//! - [`plan`] (what fits, how many copies), [`probe`] (the read-only kernel), [`report`] (the
+//!   sweep's tables), [`output`] and [`chart`] (CSV, JSON, SVG), [`rows`] (the typed rows and
+//!   the exit-code rule, `rows::Tally`).
 //!
-//! This module runs the sweep; each of its other jobs has a module of its own: [`args`] (the
-//! command line and the options), [`plan`] (what fits, how many copies), [`rows`] (the typed
-//! measurements and the columns derived from them), [`report`] (the printed tables),
-//! [`accuracy`] (`--accuracy`: every version's error against an exact sum),
-//! [`output`] and [`chart`] (the CSV, JSON and SVG files) and [`cuda`] (the CUDA C++
-//! reference, `reduce_ref`).
+//! The exit status of every mode: 0 when every result passed its check; 1 when a result was
+//! wrong (ours or a peer's) or one of our measurements could not run; 2 when the bench could
+//! not run at all (no GPU). A peer that cannot run is one `note:` line (why, how to enable it).
 
 pub mod accuracy;
-pub mod args;
 pub mod chart;
-pub mod cuda;
 pub mod devices;
+pub mod options;
 pub mod output;
+pub mod peers;
 pub mod plan;
+pub mod probe;
 pub mod report;
 pub mod rows;
 pub mod shapes;
+pub mod sweep;
 
-pub use args::{BenchArgs, BenchOptions, check_flags, parse_sizes};
+pub use options::{BenchArgs, BenchOptions, Mode};
 
-use crate::element::HostElement;
-use crate::input::{Pattern, generate};
-use crate::reference::Checked;
-use crate::timing::{Timer, Timing};
-use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
-use kernels_gpu::launch::BLOCK_SIZES;
-use output::write_results;
-use plan::{Planned, ROTATION_BYTES};
-use reduce_rs::backend::gpu::{DeviceBuffer, Gpu};
-use reduce_rs::ops::Sum;
-use reduce_rs::plan::{self as launch_plan, LaunchShape, Sizes};
-use reduce_rs::{Operation, Reducer, Version};
-use report::format_report;
-use rows::{Check, Header, Row, Subject, fill_derived, gbps, size_label, sort_rows};
-use std::time::{SystemTime, UNIX_EPOCH};
+use anyhow::Result;
 
-/// The input every case reduces: random, seed 1 (the same as `reduce-rs v5`'s default).
-const SEED: u64 = 1;
-
-/// Runs the sweep; `Ok(false)` when a result failed its check or a run failed.
+/// Runs the bench `options` ask for; `Ok(false)` when a result was wrong or one of our runs
+/// could not run.
 pub fn run(options: &BenchOptions) -> Result<bool> {
-    if let Some(sizes) = &options.accuracy {
-        return accuracy::run(sizes, options);
-    }
-    if let Some(count) = options.devices {
-        return devices::run(count, &options.sizes, options.timing, &options.out);
-    }
-    if let Some(arg) = &options.shapes {
-        return shapes::run(
-            arg,
-            options.timing,
-            &options.out,
-            options.ptx_dir.as_deref(),
-            options.cub,
-        );
-    }
-    let mut reducer = Reducer::gpu(0).context("bench times the kernels on the GPU")?;
-    if let Some(dir) = &options.ptx_dir {
-        reducer = reducer.with_kernels_from(dir)?;
-    }
-    // The reproducible rows use the chosen block size, or the kernel's default.
-    reducer.set_block_size(options.block)?;
-    let gpu = reducer
-        .gpu_backend()
-        .context("bench times the kernels on the GPU")?;
-    let info = gpu.info().clone();
-    let (free_memory, _) = gpu.memory()?;
-    let plan = plan::plan(
-        &options.dtypes,
-        &options.sizes,
-        options.runs_per_case(),
-        // The smallest block has the most partials: enough memory for any version's.
-        options.block.unwrap_or(BLOCK_SIZES[0]),
-        free_memory,
-    );
-    std::fs::create_dir_all(&options.out)
-        .with_context(|| format!("creating {}", options.out.display()))?;
-    for note in &plan.skipped {
-        eprintln!("note: skipped {note}");
-    }
-    if plan.cases.is_empty() {
-        bail!(
-            "no size fits in the GPU's free memory ({} MiB)",
-            free_memory >> 20
-        );
-    }
-    let reduce_ref = if options.cub {
-        cuda::build_reduce_ref(&options.out, info.compute_capability)
-    } else {
-        Err("--no-cub".to_string())
-    };
-    let cub_text = match &reduce_ref {
-        Ok(_) => cuda::CUB_TEXT.to_string(),
-        Err(why) => {
-            if options.cub {
-                eprintln!("note: CUB not timed: {why}");
-            }
-            format!("not timed: {why}")
-        }
-    };
-    let header = Header {
-        device: info.name.clone(),
-        multiprocessors: info.multiprocessors,
-        compute_capability: info.arch(),
-        total_memory_bytes: info.total_memory,
-        free_memory_bytes: free_memory,
-        kernels: gpu.kernel_source().to_string(),
-        kernels_cubin: matches!(
-            gpu.kernel_source(),
-            reduce_rs::backend::gpu::kernels::KernelSource::File { cubin: true, .. }
-        ),
-        date_unix_seconds: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        op: "sum".into(),
-        input: format!("random (seed {SEED}): floats uniform in [-1, 1), integers over their whole range"),
-        block: options
-            .block
-            .map_or_else(|| "tuned per version (see `reduce-rs list`)".to_string(), |b| b.to_string()),
-        repeat: options.timing.repeat,
-        warmup: options.timing.warmup,
-        timing: "CUDA events behind a 50 µs GPU pre-roll (so the CPU launch path is not timed); median of `repeat` runs after `warmup` untimed ones; single-launch work between exactly two events, multi-pass versions with a third after the first pass".into(),
-        rotation: plan::rotation_text(),
-        cub: cub_text,
-        dtypes: options.dtypes.iter().map(|d| d.name().to_string()).collect(),
-        sizes: options.sizes.clone(),
-        versions: options.versions.iter().map(|v| v.name().to_string()).collect(),
-        skipped: plan.skipped.clone(),
-    };
-
-    let steps = plan.cases.len() * (options.versions.len() + 1)
-        + if reduce_ref.is_ok() {
-            options.dtypes.len()
-        } else {
-            0
-        };
-    let bar = ProgressBar::new(steps as u64).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed}, ~{eta} left]")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let mut rows = Vec::new();
-    let mut flush: Option<DeviceBuffer> = None;
-    for &dtype in &options.dtypes {
-        for case in plan.cases.iter().filter(|c| c.dtype == dtype) {
-            let result = crate::with_dtype!(
-                dtype,
-                run_case(gpu, &reducer, options, case, &mut flush, &bar)
-            );
-            match result {
-                Ok(case_rows) => rows.extend(case_rows),
-                Err(error) => {
-                    let error = format!("{error:#}");
-                    bar.suspend(|| eprintln!("error: {dtype} {}: {error}", size_label(case.n)));
-                    rows.push(Row::new(dtype, case.n, Subject::ReadOnly).failed(error.clone()));
-                    for &v in &options.versions {
-                        rows.push(
-                            Row::new(dtype, case.n, Subject::Version(v)).failed(error.clone()),
-                        );
-                    }
-                    bar.inc(options.versions.len() as u64 + 1);
-                }
-            }
-        }
-        if let Ok(exe) = &reduce_ref {
-            let sizes: Vec<usize> = plan
-                .cases
-                .iter()
-                .filter(|c| c.dtype == dtype)
-                .map(|c| c.n)
-                .collect();
-            bar.set_message(format!("{dtype}: CUB and CUDA C++ (reduce_ref)"));
-            match cuda::run_reduce_ref(exe, dtype, &sizes, options) {
-                Ok((ref_rows, notes)) => {
-                    for note in notes {
-                        bar.suspend(|| eprintln!("note: reduce_ref {dtype}: {note}"));
-                    }
-                    rows.extend(ref_rows);
-                }
-                Err(error) => bar.suspend(|| eprintln!("error: reduce_ref {dtype}: {error:#}")),
-            }
-            bar.inc(1);
-        }
-    }
-    bar.finish_and_clear();
-
-    fill_derived(&mut rows, &options.versions);
-    sort_rows(&mut rows, &options.dtypes, &options.versions);
-    print!("{}", format_report(&header, &plan, &rows));
-    let written = write_results(&options.out, &header, &rows)?;
-    println!();
-    for path in written {
-        println!("wrote {}", path.display());
-    }
-    let failures = rows.iter().filter(|r| r.is_failure()).count();
-    if failures > 0 {
-        eprintln!(
-            "error: {failures} run(s) failed their check or did not run (see the check column)"
-        );
-    }
-    Ok(failures == 0)
-}
-
-/// Times every version and the read probe on one (type, size). The error is for the input
-/// itself (generation, upload); a version's own failure is its row.
-fn run_case<T: HostElement>(
-    gpu: &Gpu,
-    reducer: &Reducer,
-    options: &BenchOptions,
-    case: &Planned,
-    flush: &mut Option<DeviceBuffer>,
-    bar: &ProgressBar,
-) -> Result<Vec<Row>> {
-    let (dtype, n) = (case.dtype, case.n);
-    bar.set_message(format!("{dtype} {}: input and reference", size_label(n)));
-    let input: Vec<T> = generate(Pattern::Random, n, SEED);
-    let expected = <Sum as Checked<T>>::reference(&input);
-    let copies = (0..case.copies)
-        .map(|_| gpu.copy_to_device(&input))
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("uploading {} copies of the input", case.copies))?;
-    let mut pointers: Vec<u64> = copies.iter().map(DeviceBuffer::ptr).collect();
-    drop(input);
-    if case.needs_flush() && flush.is_none() {
-        *flush = Some(gpu.copy_to_device(&vec![0u32; ROTATION_BYTES / size_of::<u32>()])?);
-    } else if case.needs_flush() {
-        // Rewriting the flush buffer evicts the copies' upload from L2.
-        let zeros = vec![0u32; ROTATION_BYTES / size_of::<u32>()];
-        *flush = Some(
-            gpu.copy_to_device(&zeros)
-                .context("writing 256 MiB to flush L2")?,
-        );
-    }
-    let timer = Timer::new(gpu)?;
-    let runs = (options.timing.warmup + options.timing.repeat) as usize;
-    let bytes = n * dtype.size();
-    let base = |subject| {
-        let mut row = Row::new(dtype, n, subject);
-        row.copies = Some(case.copies);
-        row.l2_cold = Some(case.l2_cold);
-        row
-    };
-    let mut rows = Vec::new();
-
-    bar.set_message(format!("{dtype} {}: read-only probe", size_label(n)));
-    let row = base(Subject::ReadOnly);
-    rows.push(
-        match read_probe::<T>(&timer, &pointers, n, options.timing) {
-            Ok(ms) => Row {
-                first_pass_ms: Some(ms),
-                first_pass_gbps: gbps(bytes, ms),
-                to_scalar_us: Some(ms * 1e3),
-                passes: Some(1),
-                ..row
-            },
-            Err(e) => row.failed(format!("{e:#}")),
-        },
-    );
-    // The next run reads the copy after the last one read.
-    pointers.rotate_left(runs % case.copies);
-    bar.inc(1);
-
-    for &version in &options.versions {
-        bar.set_message(format!("{dtype} {}: {}", size_label(n), version.name()));
-        let row = base(Subject::Version(version));
-        let block = options.block.unwrap_or_else(|| version.tuned_block(n));
-        rows.push(
-            match timer.reduce::<T, Sum>(version, block, None, &pointers, n, options.timing) {
-                Ok(run) => {
-                    let additions = launch_plan::additions_per_element(version, &run.passes);
-                    let got = <Sum as Operation<T>>::output(run.value);
-                    let verdict = <Sum as Checked<T>>::check(got, &expected, additions);
-                    timed_row(row, &run, run.passes.len(), bytes, &verdict)
-                }
-                Err(e) => {
-                    let error = format!("{e:#}");
-                    bar.suspend(|| {
-                        eprintln!(
-                            "error: {dtype} {} {}: {error}",
-                            size_label(n),
-                            version.name()
-                        )
-                    });
-                    row.failed(error)
-                }
-            },
-        );
-        pointers.rotate_left(runs % case.copies);
-        bar.inc(1);
-    }
-
-    // The reproducible sum (float types), right after the versions: the same rotation.
-    if reduce_rs::plan::reproducible::kernel_for(dtype, reduce_rs::OpKind::Sum).is_some() {
-        bar.set_message(format!("{dtype} {}: reproducible", size_label(n)));
-        let row = base(Subject::Reproducible);
-        let result = timer.reduce_reproducible::<T, Sum>(reducer, &pointers, n, options.timing);
-        rows.push(match result {
-            Ok(run) => {
-                let got = <Sum as Operation<T>>::output(run.value);
-                // The reference check's `h` for the binned sum over uniform [-1, 1): 3.
-                let verdict = <Sum as Checked<T>>::check(got, &expected, 3);
-                timed_row(row, &run, 1, bytes, &verdict)
-            }
-            Err(e) => {
-                let error = format!("{e:#}");
-                bar.suspend(|| eprintln!("error: {dtype} {} reproducible: {error}", size_label(n)));
-                row.failed(error)
-            }
-        });
-        pointers.rotate_left(runs % case.copies);
-    }
-    Ok(rows)
-}
-
-/// Median time (ms) of the read-only kernel over `inputs` (rotated as the versions are), with
-/// v8's grid: the bandwidth ceiling every version is compared with.
-pub(crate) fn read_probe<T: HostElement>(
-    timer: &Timer,
-    inputs: &[u64],
-    len: usize,
-    timing: Timing,
-) -> Result<f64> {
-    let gpu = timer.gpu();
-    let block = 256;
-    let name = format!("read_probe_{}_b{block}", T::DTYPE);
-    let (function, resident) = gpu.kernel(&name, block, 0)?;
-    let sizes = Sizes::of::<T, Sum>();
-    let shape = LaunchShape {
-        shared_bytes: 0,
-        ..launch_plan::shape(Version::fastest(), len, block, sizes, resident)?
-    };
-    let sink = gpu.copy_to_device(&[0u64; 2])?;
-    timer.time(timing, |run| {
-        let pointers = reduce_rs::backend::gpu::Pointers {
-            input: inputs[run % inputs.len()],
-            output: sink.ptr(),
-            ..Default::default()
-        };
-        let sizes = kernels_gpu::params::Params {
-            len: len as u64,
-            output_len: 1,
-            ..Default::default()
-        };
-        Ok(gpu.launch(&name, &function, shape, pointers, sizes)?)
-    })
-}
-
-/// `row` filled from a timed run of `passes` launches over `bytes` of input, and its check.
-fn timed_row<D>(
-    row: Row,
-    run: &crate::timing::TimedRun<D>,
-    passes: usize,
-    bytes: usize,
-    verdict: &crate::reference::Verdict,
-) -> Row {
-    let first = run.passes[0].shape;
-    Row {
-        grid: Some(first.grid),
-        block: Some(first.block),
-        passes: Some(passes),
-        first_pass_ms: Some(run.first_pass_ms),
-        first_pass_gbps: gbps(bytes, run.first_pass_ms),
-        to_scalar_us: Some(run.to_result_ms * 1e3),
-        check: Check::of(verdict.pass),
-        deterministic: Some(run.deterministic),
-        error: (!verdict.pass).then(|| {
-            format!(
-                "got {}, rel. error {:.2e} above the bound {:.2e}",
-                verdict.got, verdict.rel_error, verdict.tolerance
-            )
-        }),
-        ..row
+    match &options.mode {
+        Mode::Sweep => sweep::run(options),
+        Mode::Shapes(arg) => shapes::run(arg, options),
+        Mode::Accuracy(sizes) => accuracy::run(sizes, options),
+        Mode::Devices(count) => devices::run(*count, options),
     }
 }

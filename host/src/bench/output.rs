@@ -79,7 +79,8 @@ pub fn chart_series(rows: &[Row], dtype: &str) -> Vec<Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::rows::{fill_derived, synthetic_header, synthetic_order, synthetic_rows};
+    use crate::bench::rows::fill_derived;
+    use crate::bench::rows::fixtures::{synthetic_header, synthetic_order, synthetic_rows};
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir =

@@ -4,11 +4,14 @@
 use super::rows::size_label;
 use crate::element::DType;
 
-/// A copy of the input is read again only after this many bytes of other copies (over 5× the
-/// 50 MB L2 of an H100/H200), and this much is written to flush L2 after small uploads.
-pub const ROTATION_BYTES: usize = 256 << 20;
+/// A copy of the input is read again only after this many bytes of other copies, and this
+/// much is written to flush L2 after small uploads.
+pub use crate::timing::ROTATION_BYTES;
 /// GPU memory left free: the driver, the loaded module, the second process that times CUB.
-pub const MEMORY_MARGIN: usize = 1 << 30;
+pub const MEMORY_MARGIN: usize = crate::timing::ROTATION_MARGIN;
+
+/// The seed of the input every bench reduces (random, as `reduce-rs v5`'s default).
+pub const SEED: u64 = 1;
 
 /// One (type, size) of the sweep and the input copies it rotates over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +99,8 @@ pub fn rotation_text() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::args::{SIZES_DEFAULT, parse_sizes};
+    use crate::bench::options::SIZES_DEFAULT;
+    use crate::size::parse_sizes;
 
     #[test]
     fn plan_rotates_small_inputs_and_skips_what_does_not_fit() {

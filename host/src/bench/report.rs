@@ -127,9 +127,8 @@ pub fn format_report(header: &Header, plan: &Plan, rows: &[Row]) -> String {
 mod tests {
     use super::*;
     use crate::bench::plan::Planned;
-    use crate::bench::rows::{
-        fill_derived, sort_rows, synthetic_header, synthetic_order, synthetic_rows,
-    };
+    use crate::bench::rows::fixtures::{synthetic_header, synthetic_order, synthetic_rows};
+    use crate::bench::rows::{fill_derived, sort_rows};
     use crate::element::DType;
 
     #[test]

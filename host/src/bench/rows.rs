@@ -103,6 +103,17 @@ impl Check {
         if pass { Check::Pass } else { Check::Fail }
     }
 
+    /// The check of a peer's CSV row: its words for pass and fail, anything else (`-`, a
+    /// NaN-policy label) neither.
+    pub fn from_word(word: &str) -> Check {
+        match word.trim() {
+            "PASS" => Check::Pass,
+            "FAIL" => Check::Fail,
+            "ERROR" => Check::Error,
+            _ => Check::Unchecked,
+        }
+    }
+
     pub fn word(self) -> &'static str {
         match self {
             Check::Pass => "PASS",
@@ -202,12 +213,57 @@ impl Row {
         self
     }
 
-    /// A failed check, or a Rust run that did not finish (reduce_ref's own errors are its
-    /// business: they are reported, not counted).
+    /// Counts against the bench (see [`Tally`]): a wrong result, or a run of ours that did
+    /// not finish (reduce_ref's own errors are its business: they are reported, not counted).
     pub fn is_failure(&self) -> bool {
-        self.check == Check::Fail
-            || (self.check == Check::Error
-                && matches!(self.implementation(), Impl::Rust | Impl::ReadOnly))
+        Tally::counts(
+            self.check,
+            matches!(self.implementation(), Impl::Rust | Impl::ReadOnly),
+        )
+    }
+}
+
+/// The exit-code rule of every bench (the versions' sweep, `--shapes`, `--devices`): it fails
+/// (exit status 1) when a result is wrong, whoever computed it (ours, CUB's, PyTorch's), or when
+/// one of our measurements could not run; a peer that could not run is a note, and a bench that
+/// could not run at all (no GPU) is an error (exit status 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Results outside their check.
+    pub wrong: usize,
+    /// Our measurements that did not finish.
+    pub not_run: usize,
+}
+
+impl Tally {
+    /// Whether a row with `check` counts against the bench; `ours`: the row is one of our
+    /// measurements, not a peer's.
+    pub fn counts(check: Check, ours: bool) -> bool {
+        check == Check::Fail || (check == Check::Error && ours)
+    }
+
+    pub fn add(&mut self, check: Check, ours: bool) {
+        match check {
+            Check::Fail => self.wrong += 1,
+            Check::Error if ours => self.not_run += 1,
+            _ => {}
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.wrong == 0 && self.not_run == 0
+    }
+
+    /// The error line of a bench that did not pass (`None` when it did).
+    pub fn summary(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.wrong > 0 {
+            parts.push(format!("{} result(s) wrong", self.wrong));
+        }
+        if self.not_run > 0 {
+            parts.push(format!("{} of our run(s) did not run", self.not_run));
+        }
+        (!parts.is_empty()).then(|| format!("{} (see the check column)", parts.join(" and ")))
     }
 }
 
@@ -312,84 +368,88 @@ pub fn sort_rows(rows: &mut [Row], dtypes: &[DType], order: &[Version]) {
     rows.sort_by_key(rank);
 }
 
-/// Rows for the tests of this module and its neighbours: two sizes of f32 with the read probe,
-/// v0, v3 and v8, a v5 that did not run, and reduce_ref's rows for the first size.
+/// Rows and a header for the tests of this module and its neighbours.
 #[cfg(test)]
-pub(crate) fn synthetic_rows() -> Vec<Row> {
-    let version = |name: &str| Subject::Version(Version::find(name).unwrap());
-    let mut rows = Vec::new();
-    for n in [1usize << 20, 1 << 22] {
-        let mut read = Row::new(DType::F32, n, Subject::ReadOnly);
-        read.first_pass_gbps = Some(3000.0);
-        read.first_pass_ms = Some(1.0);
-        rows.push(read);
-        for (name, us, gbps) in [
-            ("v0", 400.0, 600.0),
-            ("v3", 200.0, 1500.0),
-            ("v8", 100.0, 2700.0),
-        ] {
-            let mut row = Row::new(DType::F32, n, version(name));
-            row.to_scalar_us = Some(us);
-            row.first_pass_gbps = Some(gbps);
-            row.first_pass_ms = Some(0.5);
-            row.grid = Some(1024);
-            row.block = Some(256);
-            row.copies = Some(64);
-            row.l2_cold = Some(true);
-            row.check = Check::Pass;
-            row.deterministic = Some(true);
-            rows.push(row);
+pub(crate) mod fixtures {
+    use super::*;
+
+    /// Rows for the tests of this module and its neighbours: two sizes of f32 with the read probe,
+    /// v0, v3 and v8, a v5 that did not run, and reduce_ref's rows for the first size.
+    pub fn synthetic_rows() -> Vec<Row> {
+        let version = |name: &str| Subject::Version(Version::find(name).unwrap());
+        let mut rows = Vec::new();
+        for n in [1usize << 20, 1 << 22] {
+            let mut read = Row::new(DType::F32, n, Subject::ReadOnly);
+            read.first_pass_gbps = Some(3000.0);
+            read.first_pass_ms = Some(1.0);
+            rows.push(read);
+            for (name, us, gbps) in [
+                ("v0", 400.0, 600.0),
+                ("v3", 200.0, 1500.0),
+                ("v8", 100.0, 2700.0),
+            ] {
+                let mut row = Row::new(DType::F32, n, version(name));
+                row.to_scalar_us = Some(us);
+                row.first_pass_gbps = Some(gbps);
+                row.first_pass_ms = Some(0.5);
+                row.grid = Some(1024);
+                row.block = Some(256);
+                row.copies = Some(64);
+                row.l2_cold = Some(true);
+                row.check = Check::Pass;
+                row.deterministic = Some(true);
+                rows.push(row);
+            }
         }
+        rows.push(
+            Row::new(DType::F32, 1 << 22, version("v5"))
+                .failed("kernel `reduce_v5_f32_sum_b256` is not in x.ptx".into()),
+        );
+        let csv = "impl,version,dtype,n,block,grid,first_pass_ms,first_pass_gbps,scalar_ms,check\n\
+                   cuda,cub,f32,1048576,0,0,0.002000,2100.000,0.002500,PASS\n\
+                   cuda,v3,f32,1048576,256,2048,0.003000,1400.000,0.004000,PASS\n\
+                   cuda,read,f32,1048576,256,1056,0.001500,2900.000,0.001500,n/a\n";
+        rows.extend(crate::bench::peers::cuda::parse_reduce_ref_csv(csv, DType::F32).unwrap());
+        rows
     }
-    rows.push(
-        Row::new(DType::F32, 1 << 22, version("v5"))
-            .failed("kernel `reduce_v5_f32_sum_b256` is not in x.ptx".into()),
-    );
-    let csv = "impl,version,dtype,n,block,grid,first_pass_ms,first_pass_gbps,scalar_ms,check\n\
-               cuda,cub,f32,1048576,0,0,0.002000,2100.000,0.002500,PASS\n\
-               cuda,v3,f32,1048576,256,2048,0.003000,1400.000,0.004000,PASS\n\
-               cuda,read,f32,1048576,256,1056,0.001500,2900.000,0.001500,n/a\n";
-    rows.extend(super::cuda::parse_reduce_ref_csv(csv, DType::F32).unwrap());
-    rows
-}
 
-/// The versions `synthetic_rows` is ordered by.
-#[cfg(test)]
-pub(crate) fn synthetic_order() -> Vec<Version> {
-    ["v0", "v3", "v5", "v8"]
-        .map(|v| Version::find(v).unwrap())
-        .to_vec()
-}
+    /// The versions `synthetic_rows` is ordered by.
+    pub fn synthetic_order() -> Vec<Version> {
+        ["v0", "v3", "v5", "v8"]
+            .map(|v| Version::find(v).unwrap())
+            .to_vec()
+    }
 
-/// The header for the tests: an H100-like GPU, f32 at two sizes.
-#[cfg(test)]
-pub(crate) fn synthetic_header() -> Header {
-    Header {
-        device: "Test GPU".into(),
-        multiprocessors: 132,
-        compute_capability: "sm_90".into(),
-        total_memory_bytes: 80 << 30,
-        free_memory_bytes: 79 << 30,
-        kernels: "target/ptx/kernels_gpu.sm_90.cubin".into(),
-        kernels_cubin: true,
-        date_unix_seconds: 1_700_000_000,
-        op: "sum".into(),
-        input: "random (seed 1)".into(),
-        block: "256".into(),
-        repeat: 20,
-        warmup: 3,
-        timing: "CUDA events".into(),
-        rotation: super::plan::rotation_text(),
-        cub: super::cuda::CUB_TEXT.into(),
-        dtypes: vec!["f32".into()],
-        sizes: vec![1 << 20, 1 << 22],
-        versions: vec!["v0".into(), "v3".into(), "v5".into(), "v8".into()],
-        skipped: vec!["f64 2^30: needs 9000 MiB".into()],
+    /// The header for the tests: an H100-like GPU, f32 at two sizes.
+    pub fn synthetic_header() -> Header {
+        Header {
+            device: "Test GPU".into(),
+            multiprocessors: 132,
+            compute_capability: "sm_90".into(),
+            total_memory_bytes: 80 << 30,
+            free_memory_bytes: 79 << 30,
+            kernels: "target/ptx/kernels_gpu.sm_90.cubin".into(),
+            kernels_cubin: true,
+            date_unix_seconds: 1_700_000_000,
+            op: "sum".into(),
+            input: "random (seed 1)".into(),
+            block: "256".into(),
+            repeat: 20,
+            warmup: 3,
+            timing: "CUDA events".into(),
+            rotation: crate::bench::plan::rotation_text(),
+            cub: crate::bench::peers::cuda::CUB_TEXT.into(),
+            dtypes: vec!["f32".into()],
+            sizes: vec![1 << 20, 1 << 22],
+            versions: vec!["v0".into(), "v3".into(), "v5".into(), "v8".into()],
+            skipped: vec!["f64 2^30: needs 9000 MiB".into()],
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::fixtures::{synthetic_order, synthetic_rows};
     use super::*;
 
     #[test]
@@ -463,6 +523,34 @@ mod tests {
         }
         assert_eq!(Subject::ReadOnly.twin(), Some(Subject::Cuda("read".into())));
         assert_eq!(Subject::Cub.twin(), None);
+    }
+
+    #[test]
+    fn the_exit_code_rule_counts_wrong_results_and_our_runs_that_did_not_run() {
+        let mut tally = Tally::default();
+        tally.add(Check::Pass, true);
+        tally.add(Check::Unchecked, true);
+        tally.add(Check::Error, false); // a peer that could not run: a note
+        assert!(tally.passed() && tally.summary().is_none());
+        tally.add(Check::Fail, false); // a peer's wrong result
+        assert_eq!((tally.wrong, tally.passed()), (1, false));
+        tally.add(Check::Error, true); // ours, not run
+        assert_eq!(tally.not_run, 1);
+        let summary = tally.summary().unwrap();
+        assert!(
+            summary.contains("1 result(s) wrong and 1 of our run(s) did not run"),
+            "{summary}"
+        );
+        assert_eq!(Check::from_word("PASS"), Check::Pass);
+        assert_eq!(Check::from_word("nan-propagated"), Check::Unchecked);
+        // The sweep's rows follow the same rule.
+        let rows = synthetic_rows();
+        let failures: Vec<String> = rows
+            .iter()
+            .filter(|r| r.is_failure())
+            .map(|r| format!("{} {}", r.n, r.subject))
+            .collect();
+        assert_eq!(failures, ["4194304 v5"]);
     }
 
     #[test]

@@ -1,17 +1,23 @@
-//! The CUDA C++ reference beside the Rust kernels: finding `nvcc`, building
-//! `bench/cuda/reduce_ref.cu` for this GPU, running it on the sweep's sizes and reading its CSV
-//! into rows (CUB's `DeviceReduce::Sum` and the CUDA C++ originals of v0–v7).
+//! The CUDA C++ peers, built with `nvcc` for this GPU: `bench/cuda/reduce_ref.cu` (CUB's
+//! `DeviceReduce::Sum` and the CUDA C++ originals of v0–v7, beside the versions' sweep; its CSV
+//! becomes rows of the sweep's table) and `bench/cuda/reduce_shapes.cu` (CUB on rows, columns,
+//! segments and whole arrays, beside `--shapes`; the peers' common CSV).
 
-use super::args::BenchOptions;
-use super::rows::{Check, Row, Subject};
-use crate::element::DType;
+use super::locate::{PeerDirs, find_nvcc};
+use super::{PeerCase, PeerRun};
+use crate::bench::rows::{Check, Row, Subject};
+use crate::element::{DType, OpKind};
+use crate::timing::Timing;
 use anyhow::{Context, Result, anyhow, bail};
 use kernels_gpu::launch::DEFAULT_BLOCK_SIZE;
+use reduce_rs::Version;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The CUDA C++ reference program (relative to the workspace root).
-pub const REDUCE_REF: &str = "bench/cuda/reduce_ref.cu";
+/// The CUDA C++ reference program, in the peers' folder.
+pub const REDUCE_REF: &str = "cuda/reduce_ref.cu";
+/// CUB on shapes, in the peers' folder.
+pub const REDUCE_SHAPES: &str = "cuda/reduce_shapes.cu";
 /// The versions reduce_ref has a CUDA C++ twin of.
 const CUDA_TWINS: [&str; 8] = ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7"];
 /// CUB takes an `int` count, and reduce_ref refuses larger sizes.
@@ -21,50 +27,43 @@ const REDUCE_REF_MAX_N: usize = i32::MAX as usize;
 pub const CUB_TEXT: &str = "CUB (and the CUDA C++ versions, cuda-v*) timed by bench/cuda/reduce_ref.cu on its own input of \
      the same size and type (not the same bytes), by the same method: CUDA events behind the same pre-roll, median, its own rotation of inputs under 64 MiB";
 
-/// `nvcc` on the PATH, else in `$CUDA_HOME/bin`, `$CUDA_PATH/bin` or `/usr/local/cuda/bin` (where
-/// the CUDA toolkit installs it without putting it on the PATH, as on the device machine).
-fn find_nvcc() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let toolkits = ["CUDA_HOME", "CUDA_PATH"]
-        .into_iter()
-        .filter_map(std::env::var_os)
-        .map(|root| PathBuf::from(root).join("bin"))
-        .chain([PathBuf::from("/usr/local/cuda/bin")]);
-    std::env::split_paths(&path)
-        .chain(toolkits)
-        .map(|dir| dir.join("nvcc"))
-        .find(|nvcc| nvcc.is_file())
-}
-
-/// `source` (`bench/cuda/reduce_ref.cu`) under the current directory, else under the workspace
-/// this host was built in.
-fn program_source(source: &str) -> Option<PathBuf> {
-    [
-        PathBuf::from(source),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(source),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-}
-
 /// Builds reduce_ref into `<out>/reduce_ref` for this GPU; the error says why CUB is not timed.
-pub fn build_reduce_ref(out: &Path, compute_capability: (u32, u32)) -> Result<PathBuf, String> {
-    build_program(out, compute_capability, REDUCE_REF, "reduce_ref")
+pub fn build_reduce_ref(
+    dirs: &PeerDirs,
+    out: &Path,
+    compute_capability: (u32, u32),
+) -> Result<PathBuf, String> {
+    build_program(dirs, out, compute_capability, REDUCE_REF, "reduce_ref")
 }
 
-/// Builds the CUDA C++ program `source` (relative to the workspace) into `<out>/<name>` for this
-/// GPU; the error says why it could not be built.
-pub fn build_program(
+/// Builds reduce_shapes into `<out>/reduce_shapes` for this GPU; the error says why CUB is not
+/// timed.
+pub fn build_reduce_shapes(
+    dirs: &PeerDirs,
+    out: &Path,
+    compute_capability: (u32, u32),
+) -> Result<PathBuf, String> {
+    build_program(
+        dirs,
+        out,
+        compute_capability,
+        REDUCE_SHAPES,
+        "reduce_shapes",
+    )
+}
+
+/// Builds the CUDA C++ program `source` (in the peers' folder: `cuda/…`, beside the harness
+/// header it includes) into `<out>/<name>` for this GPU; the error says why it could not be
+/// built.
+fn build_program(
+    dirs: &PeerDirs,
     out: &Path,
     compute_capability: (u32, u32),
     source: &str,
     name: &str,
 ) -> Result<PathBuf, String> {
-    let nvcc = find_nvcc()
-        .ok_or("nvcc is not on the PATH (nor in $CUDA_HOME/bin or /usr/local/cuda/bin)")?;
-    let source = program_source(source).ok_or_else(|| format!("{source} not found"))?;
+    let source = dirs.find(source)?;
+    let nvcc = find_nvcc()?;
     let exe = out.join(name);
     let arch = format!("-arch=sm_{}{}", compute_capability.0, compute_capability.1);
     eprintln!(
@@ -95,14 +94,17 @@ fn tail(bytes: &[u8], lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join(" | ")
 }
 
-/// Times CUB, the CUDA C++ versions that match the selected ones (v0–v7) and reduce_ref's read
-/// kernel on `sizes`; returns their rows and notes. Its stdout is kept in
-/// `<out>/reduce_ref_<dtype>.txt`.
+/// Times CUB, the CUDA C++ versions that match `versions` (v0–v7) and reduce_ref's read
+/// kernel on `sizes` with `block` threads; returns their rows and notes. Its stdout is kept in
+/// `<out>/reduce_ref_<dtype>.txt`, its CSV in `<out>/reduce_ref_<dtype>.csv`.
 pub fn run_reduce_ref(
     exe: &Path,
     dtype: DType,
     sizes: &[usize],
-    options: &BenchOptions,
+    versions: &[Version],
+    block: Option<u32>,
+    timing: Timing,
+    out: &Path,
 ) -> Result<(Vec<Row>, Vec<String>)> {
     let mut notes = Vec::new();
     let (sizes, too_large): (Vec<usize>, Vec<usize>) =
@@ -117,25 +119,24 @@ pub fn run_reduce_ref(
     }
     let mut names: Vec<String> = vec!["cub".into(), "read".into()];
     names.extend(
-        options
-            .versions
+        versions
             .iter()
             .filter(|v| CUDA_TWINS.contains(&v.name()))
             .map(|v| v.name().to_string()),
     );
-    let csv_path = options.out.join(format!("reduce_ref_{dtype}.csv"));
+    let csv_path = out.join(format!("reduce_ref_{dtype}.csv"));
     let sizes_arg: Vec<String> = sizes.iter().map(usize::to_string).collect();
     let output = Command::new(exe)
         .args(["--dtype", dtype.name(), "--sizes", &sizes_arg.join(",")])
         .args([
             "--repeat",
-            &options.timing.repeat.to_string(),
+            &timing.repeat.to_string(),
             "--warmup",
-            &options.timing.warmup.to_string(),
+            &timing.warmup.to_string(),
         ])
         .args([
             "--block",
-            &options.block.unwrap_or(DEFAULT_BLOCK_SIZE).to_string(),
+            &block.unwrap_or(DEFAULT_BLOCK_SIZE).to_string(),
             "--versions",
             &names.join(","),
         ])
@@ -143,7 +144,7 @@ pub fn run_reduce_ref(
         .arg(&csv_path)
         .output()
         .with_context(|| format!("running {}", exe.display()))?;
-    let log_path = options.out.join(format!("reduce_ref_{dtype}.txt"));
+    let log_path = out.join(format!("reduce_ref_{dtype}.txt"));
     std::fs::write(&log_path, &output.stdout)
         .with_context(|| format!("writing {}", log_path.display()))?;
     // Exit status 2 means a check failed: the CSV is complete and says which.
@@ -229,10 +230,44 @@ pub fn parse_reduce_ref_csv(text: &str, dtype: DType) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// What reduce_shapes times: sum/max/argmax/argmin of whole arrays, sum/max/argmax of rows and
+/// segments, sums of columns (`kind` as [`PeerCase::kind`]).
+pub fn reduce_shapes_has(kind: &str, op: OpKind) -> bool {
+    match kind {
+        "whole" => matches!(
+            op,
+            OpKind::Sum | OpKind::Max | OpKind::ArgMax | OpKind::ArgMin
+        ),
+        "rows" | "segments" => matches!(op, OpKind::Sum | OpKind::Max | OpKind::ArgMax),
+        "columns" => op == OpKind::Sum,
+        _ => false,
+    }
+}
+
+/// Runs reduce_shapes (built by [`build_reduce_shapes`]) on `case`, appending its rows (not
+/// its read kernel's) to `csv`.
+pub fn run_reduce_shapes(exe: &Path, case: &PeerCase, timing: Timing, csv: &Path) -> PeerRun {
+    let output = Command::new(exe)
+        .arg("--no-read")
+        .args(case.args(timing, csv))
+        .output();
+    PeerRun::of(&output, "reduce_shapes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bench::rows::Impl;
+
+    #[test]
+    fn reduce_shapes_times_what_cub_has() {
+        assert!(reduce_shapes_has("whole", OpKind::ArgMin));
+        assert!(reduce_shapes_has("rows", OpKind::ArgMax));
+        assert!(!reduce_shapes_has("rows", OpKind::ArgMin));
+        assert!(reduce_shapes_has("columns", OpKind::Sum));
+        assert!(!reduce_shapes_has("columns", OpKind::Max));
+        assert!(!reduce_shapes_has("segments", OpKind::Mean));
+    }
 
     #[test]
     fn reduce_ref_csv_becomes_cub_and_cuda_rows() {

@@ -1,0 +1,195 @@
+//! What `bench --shapes` measures: its cases (`dtype:op:kind:size`), the issue's `table`, and
+//! the row `sweep`, as parsed from the command line.
+
+use crate::element::{DType, OpKind};
+use crate::shapes::ShapeSpec;
+use crate::size::{parse_len, size_label};
+
+/// The cases of the issue that asked for these kernels, with PyTorch's figures to beat.
+pub const TABLE: &str = "f32:sum:rows:8192x8192,f32:sum:rows:65536x512,f32:sum:rows:16x4194304,\
+f32:sum:columns:8192x8192,bf16:argmax:rows:64x128256,f32:max:rows:32768x4096,\
+f32:argmax:whole:2^28,f32:sum:whole:2^28,f32:sum:segments:100000x300";
+
+/// Elements of the row sweep (rows × row length).
+pub const SWEEP_ELEMENTS: usize = 1 << 26;
+
+/// What a case reduces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaseShape {
+    Whole(usize),
+    Rows(usize, usize),
+    Columns(usize, usize),
+    /// Segments and their mean length (ragged, seeded).
+    Segments(usize, usize),
+}
+
+impl CaseShape {
+    /// `whole`, `rows`, `columns` or `segments`: the word of the case, of the CSV's `case`
+    /// column and of the peers' `--case`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CaseShape::Whole(_) => "whole",
+            CaseShape::Rows(..) => "rows",
+            CaseShape::Columns(..) => "columns",
+            CaseShape::Segments(..) => "segments",
+        }
+    }
+}
+
+/// One case: element type, operation, shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub dtype: DType,
+    pub op: OpKind,
+    pub shape: CaseShape,
+}
+
+impl Case {
+    /// `f32 sum rows 8192×8192`.
+    pub fn label(&self) -> String {
+        let shape = match &self.shape {
+            CaseShape::Whole(n) => format!("whole {}", size_label(*n)),
+            CaseShape::Rows(r, c) => format!("rows {r}×{c}"),
+            CaseShape::Columns(r, c) => format!("columns {r}×{c}"),
+            CaseShape::Segments(s, m) => format!("segments {s}×~{m}"),
+        };
+        format!("{} {} {shape}", self.dtype, self.op)
+    }
+
+    /// The library's shape (`None`: the whole array).
+    pub fn spec(&self) -> Option<ShapeSpec> {
+        match self.shape {
+            CaseShape::Whole(_) => None,
+            CaseShape::Rows(rows, cols) => Some(ShapeSpec::Rows { rows, cols }),
+            CaseShape::Columns(rows, cols) => Some(ShapeSpec::Columns { rows, cols }),
+            CaseShape::Segments(count, mean) => Some(ShapeSpec::ragged(count, mean, 1)),
+        }
+    }
+
+    /// Elements of the input.
+    pub fn elements(&self) -> usize {
+        match self.shape {
+            CaseShape::Whole(n) => n,
+            // Checked when parsed: rows × columns fits.
+            CaseShape::Rows(r, c) | CaseShape::Columns(r, c) => r * c,
+            CaseShape::Segments(..) => self.spec().map_or(0, |s| s.len()),
+        }
+    }
+}
+
+/// What `--shapes` asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ShapesArg {
+    pub cases: Vec<Case>,
+    pub sweep: bool,
+}
+
+impl ShapesArg {
+    /// The cases to run: those named, then (`sweep`) f32 sums of [`SWEEP_ELEMENTS`] as rows
+    /// of 32, 128, … 2^24 elements.
+    pub fn all_cases(&self) -> Vec<Case> {
+        let mut cases = self.cases.clone();
+        if self.sweep {
+            let mut cols = 32usize;
+            while cols <= 1 << 24 {
+                cases.push(Case {
+                    dtype: DType::F32,
+                    op: OpKind::Sum,
+                    shape: CaseShape::Rows(SWEEP_ELEMENTS / cols, cols),
+                });
+                cols *= 4;
+            }
+        }
+        cases
+    }
+}
+
+/// `table`, `sweep` and cases `dtype:op:kind:RxC` (`kind` rows, columns, segments — RxC is then
+/// segments × mean length — or `whole:N`), comma-separated.
+pub fn parse_shapes(text: &str) -> Result<ShapesArg, String> {
+    let mut arg = ShapesArg::default();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.to_ascii_lowercase().as_str() {
+            "sweep" => arg.sweep = true,
+            "table" => arg.cases.extend(parse_shapes(TABLE)?.cases),
+            lower => arg.cases.push(parse_case(lower)?),
+        }
+    }
+    if arg.cases.is_empty() && !arg.sweep {
+        return Err(
+            "--shapes needs `table`, `sweep` or cases such as f32:sum:rows:8192x8192".into(),
+        );
+    }
+    Ok(arg)
+}
+
+fn parse_case(item: &str) -> Result<Case, String> {
+    let parts: Vec<&str> = item.split(':').collect();
+    let [dtype, op, kind, size] = parts[..] else {
+        return Err(format!(
+            "`{item}`: a case is dtype:op:kind:size, e.g. f32:sum:rows:8192x8192"
+        ));
+    };
+    let dtype = DType::parse(dtype).ok_or_else(|| format!("`{dtype}` is not an element type"))?;
+    let op = OpKind::parse(op).ok_or_else(|| format!("`{op}` is not an operation"))?;
+    let pair = |size: &str| -> Result<(usize, usize), String> {
+        let (a, b) = size
+            .split_once('x')
+            .ok_or_else(|| format!("`{size}`: write RxC, e.g. 8192x8192"))?;
+        let (a, b) = (parse_len(a)?, parse_len(b)?);
+        match a.checked_mul(b) {
+            Some(_) => Ok((a, b)),
+            None => Err(format!(
+                "`{size}`: {a} × {b} elements do not fit in 64 bits"
+            )),
+        }
+    };
+    let shape = match kind {
+        "whole" => CaseShape::Whole(parse_len(size)?),
+        "rows" => pair(size).map(|(r, c)| CaseShape::Rows(r, c))?,
+        "columns" => pair(size).map(|(r, c)| CaseShape::Columns(r, c))?,
+        "segments" => pair(size).map(|(s, m)| CaseShape::Segments(s, m))?,
+        other => {
+            return Err(format!(
+                "`{other}`: the kinds are whole, rows, columns, segments"
+            ));
+        }
+    };
+    Ok(Case { dtype, op, shape })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_parse_and_the_table_is_the_issues() {
+        let arg = parse_shapes("table,sweep").unwrap();
+        assert!(arg.sweep);
+        assert_eq!(arg.cases.len(), 9);
+        assert_eq!(
+            parse_case("bf16:argmax:rows:64x128256").unwrap(),
+            Case {
+                dtype: DType::Bf16,
+                op: OpKind::ArgMax,
+                shape: CaseShape::Rows(64, 128256)
+            }
+        );
+        assert_eq!(
+            parse_case("f32:sum:whole:2^28").unwrap().shape,
+            CaseShape::Whole(1 << 28)
+        );
+        assert!(parse_case("f32:sum:rows").is_err());
+        assert!(parse_case("f32:sum:diagonal:3x3").is_err());
+        assert!(parse_shapes("").is_err());
+        assert!(
+            parse_case("f32:sum:rows:2^40x2^40")
+                .unwrap_err()
+                .contains("do not fit")
+        );
+        let sweep = parse_shapes("sweep").unwrap().all_cases();
+        assert_eq!(sweep.len(), 10);
+        assert!(sweep.iter().all(|c| c.elements() == SWEEP_ELEMENTS));
+        assert_eq!(sweep[0].shape.kind(), "rows");
+    }
+}

@@ -1,0 +1,121 @@
+//! `bench --shapes`' own measurements: one case on the GPU, the library's kernels and the
+//! read-only kernel, over input copies rotated out of L2.
+
+use super::cases::Case;
+use super::table::{ShapeRow, dimensions};
+use crate::bench::probe::read_probe;
+use crate::element::{HostElement, OpKind};
+use crate::input::{Pattern, generate};
+use crate::reference::Checked;
+use crate::shapes::time_plan;
+use crate::timing::{Timer, Timing, rotation_copies};
+use anyhow::{Context, Result};
+use reduce_rs::backend::gpu::{DeviceBuffer, Gpu};
+use reduce_rs::plan::shapes::{ShapeKernel, plan_for};
+use reduce_rs::plan::{self, Sizes};
+use reduce_rs::{Reducer, Version};
+
+/// Copies of `input` on the GPU, enough that no run finds its copy in L2.
+fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
+    let (free, _) = gpu.memory()?;
+    (0..rotation_copies(size_of_val(input), Some(free)))
+        .map(|_| gpu.copy_to_device(input).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// Times `case` on the GPU: the read-only kernel over the same bytes, then the library's
+/// choice of kernel and every other kernel that could reduce the shape, each checked.
+pub fn run_case<T: HostElement, O: Checked<T> + Default>(
+    reducer: &Reducer,
+    case: &Case,
+    timing: Timing,
+) -> Result<Vec<ShapeRow>> {
+    let gpu = reducer.gpu_backend().context("a GPU")?;
+    let pattern = if O::KIND == OpKind::Sum {
+        Pattern::SmallIntegers
+    } else {
+        Pattern::Random
+    };
+    let input: Vec<T> = generate(pattern, case.elements(), 1);
+    let device_copies = copies(gpu, &input)?;
+    let pointers: Vec<u64> = device_copies.iter().map(DeviceBuffer::ptr).collect();
+    let bytes = size_of_val(&input[..]) as f64;
+    let (rows, cols) = dimensions(&case.shape);
+    let row = |implementation: &str, kernel: String, chosen: bool, ms: f64, check: &str| ShapeRow {
+        implementation: implementation.into(),
+        kernel,
+        chosen,
+        case: case.shape.kind().into(),
+        op: case.op.name().into(),
+        dtype: case.dtype.name().into(),
+        rows,
+        cols,
+        n: input.len(),
+        us: ms * 1e3,
+        gbps: bytes / (ms * 1e-3) / 1e9,
+        check: check.into(),
+    };
+    let timer = Timer::new(gpu)?;
+    let mut out = vec![row(
+        "read-only",
+        format!("read_probe_{}_b256", T::DTYPE),
+        false,
+        read_probe::<T>(&timer, &pointers, input.len(), timing)?,
+        "-",
+    )];
+    match case.spec() {
+        None => {
+            let version = Version::fastest();
+            let block = version.tuned_block(input.len());
+            let run = timer.reduce::<T, O>(version, block, None, &pointers, input.len(), timing)?;
+            let additions = plan::additions_per_element(version, &run.passes);
+            let verdict = O::check(O::output(run.value), &O::reference(&input), additions);
+            let name = plan::entry_name::<T, O>(version, block);
+            let check = if verdict.pass { "PASS" } else { "FAIL" };
+            out.push(row("reduce-rs", name, true, run.to_result_ms, check));
+        }
+        Some(spec) => {
+            let shape = spec.shape();
+            let (chosen, _) = reducer.plan_each::<T, O>(&shape);
+            let sizes = Sizes::of::<T, O>();
+            let resident = |kernel: ShapeKernel| {
+                plan::resident_blocks(gpu.info().multiprocessors, kernel.block())
+            };
+            for kernel in [
+                ShapeKernel::RowsWarp,
+                ShapeKernel::RowsBlock,
+                ShapeKernel::RowsSplit,
+                ShapeKernel::Columns,
+            ] {
+                let Some(plan) = plan_for(kernel, &shape, sizes, resident) else {
+                    continue;
+                };
+                let name = format!("{}_{}_{}", kernel.name(), T::DTYPE, O::KIND);
+                let run = time_plan::<T, O>(
+                    reducer,
+                    &input,
+                    &pointers,
+                    &spec,
+                    plan,
+                    name.clone(),
+                    timing,
+                )?;
+                let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
+                if !run.verdict.pass() {
+                    eprintln!(
+                        "error: {name}: {}",
+                        run.verdict.first_failure.unwrap_or_default()
+                    );
+                }
+                out.push(row(
+                    "reduce-rs",
+                    name,
+                    kernel == chosen.kernel,
+                    run.gpu_ms.unwrap_or(f64::NAN),
+                    check,
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
