@@ -265,7 +265,7 @@ impl Reducer {
     /// (the block merge needs a power-of-two number of warps). The sum's bits do not depend on
     /// the block, so this changes only its speed. A kernel that cannot run even one warp per
     /// block is reported as [`Error::BlockTooLarge`] when it is looked up.
-    fn reproducible_block(&self, kernel: &str) -> Result<u32> {
+    pub(super) fn reproducible_block(&self, kernel: &str) -> Result<u32> {
         let chosen = repro::block(self.block);
         let max = self.backend.max_block(kernel)?;
         Ok(if chosen <= max {
