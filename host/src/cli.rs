@@ -70,8 +70,9 @@ pub struct Cli {
     /// GPU: untimed runs before timing
     #[arg(long, default_value_t = 3, value_parser = parse_warmup, allow_negative_numbers = true)]
     pub warmup: u32,
-    /// Float sums and means with the reproducible kernel: the same bits on any GPU, grid, block
-    /// size and split of the input (the library's `with_reproducible(true)`)
+    /// Float sums and means with the reproducible kernels: the same bits on any GPU, grid, block
+    /// size and split of the input, and with --rows each row's the bits of that row alone (the
+    /// library's `with_reproducible(true)`)
     #[arg(long)]
     pub reproducible: bool,
     /// Simulator: shuffle the thread schedule from this seed (default: in order)

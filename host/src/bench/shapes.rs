@@ -18,12 +18,12 @@ use super::rows::size_label;
 use crate::element::{DType, HostElement, OpKind};
 use crate::input::{Pattern, generate};
 use crate::reference::Checked;
-use crate::shapes::{ShapeSpec, time_plan};
+use crate::shapes::{ShapeSpec, is_reproducible, time_plan};
 use crate::timing::{Timer, Timing};
 use crate::with_dtype_and_op;
 use anyhow::{Context, Result, anyhow, bail};
 use reduce_rs::backend::gpu::{DeviceBuffer, Gpu};
-use reduce_rs::plan::shapes::{ShapeKernel, plan_for};
+use reduce_rs::plan::shapes::{Family, ShapeKernel, plan_for, plan_reproducible};
 use reduce_rs::plan::{self, Sizes};
 use reduce_rs::{Reducer, Version};
 use serde::Serialize;
@@ -178,6 +178,7 @@ pub fn run(
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let gpu = reducer.gpu_backend().context("a GPU")?;
     let device = gpu.info().name.clone();
+    let compute_capability = gpu.info().compute_capability;
     let mut rows: Vec<ShapeRow> = Vec::new();
     let mut ok = true;
     let mut cases = arg.cases.clone();
@@ -194,7 +195,7 @@ pub fn run(
     }
     for case in &cases {
         eprintln!("bench: {}", case.label());
-        match with_dtype_and_op!(case.dtype, case.op, run_case(&reducer, case, timing)) {
+        match with_dtype_and_op!(case.dtype, case.op, run_case(&mut reducer, case, timing)) {
             Ok(case_rows) => {
                 ok &= case_rows.iter().all(|r| r.check != "FAIL");
                 rows.extend(case_rows);
@@ -206,12 +207,7 @@ pub fn run(
         }
     }
     if peers {
-        rows.extend(run_peers(
-            &cases,
-            timing,
-            out,
-            gpu.info().compute_capability,
-        ));
+        rows.extend(run_peers(&cases, timing, out, compute_capability));
     }
     print!("{}", format_table(&cases, &rows, &device));
     let csv_path = out.join("bench_shapes.csv");
@@ -251,10 +247,22 @@ fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
 }
 
 fn run_case<T: HostElement, O: Checked<T> + Default>(
-    reducer: &Reducer,
+    reducer: &mut Reducer,
     case: &Case,
     timing: Timing,
 ) -> Result<Vec<ShapeRow>> {
+    // The reproducible mode's choice, where the mode covers the reduction (its twins of the
+    // shape kernels are timed beside them).
+    let reproducible = case
+        .spec()
+        .filter(|_| reduce_rs::plan::reproducible::kernel_for(case.dtype, case.op).is_some());
+    let repro_choice = reproducible.as_ref().map(|spec| {
+        reducer.set_reproducible(true);
+        let choice = reducer.plan_each::<T, O>(&spec.shape());
+        reducer.set_reproducible(false);
+        choice
+    });
+    let reducer = &*reducer;
     let gpu = reducer.gpu_backend().context("a GPU")?;
     let pattern = if O::KIND == OpKind::Sum {
         Pattern::SmallIntegers
@@ -343,6 +351,52 @@ fn run_case<T: HostElement, O: Checked<T> + Default>(
                     run.gpu_ms.unwrap_or(f64::NAN),
                     check,
                 ));
+            }
+            // The reproducible twins: the mode's choice as the library plans it, the others
+            // forced, with its block.
+            if let Some((repro_plan, repro_name)) = repro_choice {
+                let sizes = reduce_rs::plan::reproducible::sizes(T::DTYPE);
+                let block = repro_plan.launch.block;
+                for kernel in ShapeKernel::ALL.iter().copied() {
+                    let name = Family::Reproducible.entry(kernel, T::DTYPE, O::KIND);
+                    let plan = if kernel == repro_plan.kernel {
+                        Some(repro_plan)
+                    } else {
+                        let resident = |kernel: ShapeKernel| {
+                            let name = Family::Reproducible.entry(kernel, T::DTYPE, O::KIND);
+                            gpu.resident(&name, block, 0, None).unwrap_or_else(|_| {
+                                plan::resident_blocks(gpu.info().multiprocessors, block)
+                            })
+                        };
+                        plan_reproducible(&shape, sizes, |_| block, resident, Some(kernel))
+                    };
+                    let Some(plan) = plan else {
+                        continue;
+                    };
+                    let run = time_plan::<T, O>(
+                        reducer,
+                        &input,
+                        &pointers,
+                        &spec,
+                        plan,
+                        name.clone(),
+                        timing,
+                    )?;
+                    let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
+                    if !run.verdict.pass() {
+                        eprintln!(
+                            "error: {name}: {}",
+                            run.verdict.first_failure.unwrap_or_default()
+                        );
+                    }
+                    out.push(row(
+                        "reduce-rs",
+                        name.clone(),
+                        name == repro_name,
+                        run.gpu_ms.unwrap_or(f64::NAN),
+                        check,
+                    ));
+                }
             }
         }
     }
@@ -510,8 +564,8 @@ fn format_table(cases: &[Case], rows: &[ShapeRow], device: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<34} {:<9} {:<28} {:>10} {:>8} {:>7} {:>9}  check",
-        "case", "impl", "kernel", "µs", "GB/s", "% read", "torch/us"
+        "{:<34} {:<9} {:<36} {:>10} {:>8} {:>7} {:>9} {:>7}  check",
+        "case", "impl", "kernel", "µs", "GB/s", "% read", "torch/us", "/plain"
     );
     for case in cases {
         let label = case.label();
@@ -538,10 +592,19 @@ fn format_table(cases: &[Case], rows: &[ShapeRow], device: &str) -> String {
             .iter()
             .find(|r| r.implementation == "torch")
             .map(|r| r.us);
+        // The library's choice of plain kernel: what a reproducible kernel is compared with.
+        let plain = group
+            .iter()
+            .find(|r| r.implementation == "reduce-rs" && r.chosen && !is_reproducible(&r.kernel))
+            .map(|r| r.us);
         for r in &group {
             let pct = read.map_or("-".to_string(), |g| format!("{:.1}", 100.0 * r.gbps / g));
             let ratio = match (torch, r.implementation.as_str()) {
                 (Some(t), "reduce-rs") => format!("{:.2}", t / r.us),
+                _ => "-".into(),
+            };
+            let repro = match plain {
+                Some(p) if is_reproducible(&r.kernel) => format!("{:.2}", r.us / p),
                 _ => "-".into(),
             };
             let kernel = if r.chosen {
@@ -551,13 +614,16 @@ fn format_table(cases: &[Case], rows: &[ShapeRow], device: &str) -> String {
             };
             let _ = writeln!(
                 out,
-                "{:<34} {:<9} {:<28} {:>10.2} {:>8.1} {:>7} {:>9}  {}",
-                label, r.implementation, kernel, r.us, r.gbps, pct, ratio, r.check
+                "{:<34} {:<9} {:<36} {:>10.2} {:>8.1} {:>7} {:>9} {:>7}  {}",
+                label, r.implementation, kernel, r.us, r.gbps, pct, ratio, repro, r.check
             );
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(out, "* the kernel the library chooses for the shape");
+    let _ = writeln!(
+        out,
+        "* the kernel the library chooses for the shape (reproducible_…: in the reproducible mode, whose time /plain divides by the plain choice's)"
+    );
     out
 }
 
