@@ -77,6 +77,13 @@
 //! unfinished [`Binned`] state of the input (`reproducible_state_{t}_sum`, a shard's part of a
 //! sum split over GPUs); `reproducible_merge_{f}_sum` reads `len` states and writes their sum.
 //! Scratch: `partials` holds `gridDim` states, `retired[0]` is 0 before and after.
+//!
+//! # Rows, columns, segments
+//! [`rows`] and [`columns`] are the binned twins of the shape kernels of [`crate::shapes`]
+//! (`reproducible_rows_warp_{t}_{sum,mean}`, `…_rows_block_…`, `…_rows_split_…`,
+//! `…_columns_…`): the same thread mapping, a state where those keep a float, merges where
+//! they add. Since a state does not depend on how its values were cut up, each row's result is
+//! the bits this module's whole-array kernel gives for that row alone: batch invariance.
 
 pub mod binned;
 pub mod columns;

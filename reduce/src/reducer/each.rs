@@ -19,6 +19,10 @@ impl Reducer {
     ///
     /// The kernel is chosen by shape: a warp per row for short rows, a block per row for many
     /// long rows, several blocks per row for few long rows, a thread per column for columns.
+    /// In the reproducible mode ([`Reducer::with_reproducible`]) float sums and every mean run
+    /// the kernels' binned twins: each result is then the bits of the reproducible sum (mean)
+    /// of its row alone ([`Reducer::sum`]), whatever the batch, the kernel, the grid, the block
+    /// size and the GPU.
     ///
     /// ```
     /// use reduce_rs::{Reducer, Shape, ops::ArgMax};
@@ -56,7 +60,8 @@ impl Reducer {
     /// Reduces every row, column or segment of `input` with `op` into `output` (one result
     /// each), on the GPU, without waiting for it. Empty rows or segments get `0` for a sum, NaN
     /// for a mean, the identity for min and max (`+inf`/`-inf`, or the type's largest/smallest
-    /// value) and index `u64::MAX` for argmin and argmax. GPU only.
+    /// value) and index `u64::MAX` for argmin and argmax. The reproducible mode applies as in
+    /// [`Reducer::reduce_each`]. GPU only.
     ///
     /// ```no_run
     /// use reduce_rs::{Reducer, Shape, ops::Sum};
@@ -98,7 +103,8 @@ impl Reducer {
     /// Reduces every segment of `input` with `op` into `output` (one result each), reading the
     /// segments' `segments + 1` offsets from the GPU buffer `offsets` (`u64`, CSR style), on
     /// the GPU, without waiting. Results of empty segments as
-    /// [`Reducer::reduce_each_into`] says. GPU only.
+    /// [`Reducer::reduce_each_into`] says; the reproducible mode as [`Reducer::reduce_each`]
+    /// (the kernel is chosen from the segments' average length). GPU only.
     ///
     /// # Safety
     /// The offsets are not checked (that would wait for the GPU): they must not decrease, and
