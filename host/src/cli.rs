@@ -117,7 +117,7 @@ pub struct RunArgs {
     pub input: Option<PathBuf>,
     /// Reduce each row of the input seen as this many rows of equal length (v8: the library's
     /// row kernels, chosen by the rows' shape)
-    #[arg(long, value_parser = parse_len, allow_negative_numbers = true, conflicts_with = "reproducible")]
+    #[arg(long, value_parser = parse_len, allow_negative_numbers = true)]
     pub rows: Option<usize>,
     /// With --rows: reduce each column instead of each row
     #[arg(long, requires = "rows")]
@@ -142,8 +142,9 @@ pub struct RunArgs {
     pub backend: BackendChoice,
     #[command(flatten)]
     pub timing: TimingArgs,
-    /// Float sums and means with the reproducible kernel: the same bits on any GPU, grid, block
-    /// size and split of the input (the library's `with_reproducible(true)`)
+    /// Float sums and means with the reproducible kernels: the same bits on any GPU, grid, block
+    /// size and split of the input, and with --rows each row's the bits of that row alone (the
+    /// library's `with_reproducible(true)`)
     #[arg(long)]
     pub reproducible: bool,
     /// Simulator: shuffle the thread schedule from this seed (default: in order)
@@ -365,7 +366,6 @@ pub fn conflict_reason(command: &str, flag: &str, other: &str) -> String {
             _ => format!("give {flag} once"),
         };
     }
-    let has = |a: &str, b: &str| (flag == a && other == b) || (flag == b && other == a);
     let pair_with = |a: &str| {
         if flag == a {
             Some(other)
@@ -384,10 +384,6 @@ pub fn conflict_reason(command: &str, flag: &str, other: &str) -> String {
                 return format!(
                     "{rest} does not apply to --devices (each device runs v8 with its tuned block)"
                 );
-            }
-            if has("--rows", "--reproducible") {
-                return "--reproducible applies to whole-input sums and means, not to --rows"
-                    .into();
             }
         }
         "bench" => {
@@ -661,7 +657,6 @@ mod tests {
                 &["v8", "--devices", "2", "--ptx-dir", "p"],
                 "--ptx-dir does not apply",
             ),
-            (&["v8", "--rows", "4", "--reproducible"], "not to --rows"),
             (
                 &["bench", "--devices", "2", "--shapes", "table"],
                 "leave out --shapes",

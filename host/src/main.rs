@@ -211,6 +211,9 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
         }
         let spec = ShapeSpec::matrix(case.len, rows, cli.columns)?;
         print_header(&describe(&reducer), &case);
+        if cli.reproducible {
+            println!("{}", reproducible_line(case.dtype, case.op));
+        }
         return shapes::run_case(&reducer, &case, loaded.as_ref(), &spec, timing);
     }
 
@@ -264,7 +267,7 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
 fn reproducible_line(dtype: reduce_rs::DType, op: reduce_rs::OpKind) -> String {
     match reduce_rs::plan::reproducible::kernel_for(dtype, op) {
         Some(kernel) => format!(
-            "reproducible: {dtype} {op} runs {kernel} instead of the version's kernel: the same bits on any GPU, grid, block size and split of the input"
+            "reproducible: {dtype} {op} runs {kernel} (reproducible_rows_…/columns_… for --rows) instead of the version's kernel: the same bits on any GPU, grid, block size and split of the input, and each row's the bits of that row alone"
         ),
         None => format!(
             "reproducible: {dtype} {op} is order-independent already: the version's kernel runs unchanged"

@@ -360,7 +360,7 @@ fn run_reproducible<T: HostElement, O: Checked<T> + Default>(
 /// `u` is 2^-24) or `2^-80·max|x|` (states in f64, `u` = 2^-53), plus the final rounding: so
 /// `h = n·max|x|·(2^-26 / u) / Σ|x| + 2`. For inputs of one magnitude (uniform in [-1, 1)) it
 /// is 2 or 3; it grows only where a few large values sit among many small ones.
-fn reproducible_additions<T: HostElement>(input: &[T], dtype: DType) -> u64 {
+pub fn reproducible_additions<T: HostElement>(input: &[T], dtype: DType) -> u64 {
     let (largest, total) = input
         .iter()
         .map(|x| x.to_f64().abs())

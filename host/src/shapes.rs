@@ -135,12 +135,30 @@ impl ShapeVerdict {
     }
 }
 
-/// Checks every result of `got` (one per row, column or segment of `input`) against the CPU
-/// reference of its own elements.
+/// The elements of row, column or segment `i` of `input` laid out as `spec` (a column
+/// gathered: fine for checking; the kernels read it in place).
+pub fn elements_of<T: Copy>(input: &[T], spec: &ShapeSpec, i: usize) -> Vec<T> {
+    match spec {
+        ShapeSpec::Rows { cols, .. } => input[i * cols..(i + 1) * cols].to_vec(),
+        ShapeSpec::Columns { rows, cols } => (0..*rows).map(|r| input[r * cols + i]).collect(),
+        ShapeSpec::Segments { offsets } => input[offsets[i]..offsets[i + 1]].to_vec(),
+    }
+}
+
+/// Whether `kernel` (an entry point) is a reproducible shape kernel, whose results are checked
+/// with the binned sum's error bound.
+pub fn is_reproducible(kernel: &str) -> bool {
+    kernel.starts_with("reproducible_")
+}
+
+/// Checks every result of `got` (one per row, column or segment of `input`, by `kernel` planned
+/// as `plan`) against the CPU reference of its own elements, with the error bound of the
+/// kernel's order of additions (the binned sum's for a reproducible kernel).
 pub fn check_each<T: HostElement, O: Checked<T>>(
     input: &[T],
     spec: &ShapeSpec,
     plan: &ShapePlan,
+    kernel: &str,
     got: &[O::Output],
 ) -> ShapeVerdict {
     let shape = spec.shape();
@@ -160,22 +178,13 @@ pub fn check_each<T: HostElement, O: Checked<T>>(
         return verdict;
     }
     for (i, &result) in got.iter().enumerate() {
-        let elements: &[T] = match spec {
-            ShapeSpec::Rows { cols, .. } => &input[i * cols..(i + 1) * cols],
-            ShapeSpec::Columns { rows, cols } => {
-                // The column, gathered (fine for checking; the kernel reads it in place).
-                let column: Vec<T> = (0..*rows).map(|r| input[r * cols + i]).collect();
-                let check = O::check(result, &O::reference(&column), additions(plan, *rows));
-                record(&mut verdict, i, &check);
-                continue;
-            }
-            ShapeSpec::Segments { offsets } => &input[offsets[i]..offsets[i + 1]],
+        let elements = elements_of(input, spec, i);
+        let additions = if is_reproducible(kernel) {
+            crate::run::reproducible_additions(&elements, T::DTYPE)
+        } else {
+            additions(plan, elements.len())
         };
-        let check: Verdict = O::check(
-            result,
-            &O::reference(elements),
-            additions(plan, elements.len()),
-        );
+        let check: Verdict = O::check(result, &O::reference(&elements), additions);
         record(&mut verdict, i, &check);
     }
     verdict
@@ -204,7 +213,7 @@ pub fn run_and_check<T: HostElement, O: Checked<T> + Default>(
 ) -> Result<(ShapePlan, String, ShapeVerdict)> {
     let (plan, name) = reducer.plan_each::<T, O>(&spec.shape());
     let got = reducer.reduce_each(O::default(), input, spec.shape())?;
-    let verdict = check_each::<T, O>(input, spec, &plan, &got);
+    let verdict = check_each::<T, O>(input, spec, &plan, &name, &got);
     Ok((plan, name, verdict))
 }
 
@@ -307,13 +316,19 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
         ShapeSpec::Columns { rows, cols } => (cols, rows),
         ShapeSpec::Segments { ref offsets } => (offsets.len() - 1, 0),
     };
+    // A reproducible kernel's partials are states.
+    let sizes = if is_reproducible(&kernel) {
+        reduce_rs::plan::reproducible::sizes(T::DTYPE)
+    } else {
+        Sizes::of::<T, O>()
+    };
     let job = Job {
         kernel: kernel.clone(),
         len: input.len(),
         result_bytes: size_of::<O::Device>(),
         work: Work::Shape {
             plan,
-            sizes: Sizes::of::<T, O>(),
+            sizes,
             offsets,
             segments,
             segment_len,
@@ -334,7 +349,7 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
             Some(_) => O::output(reduce_rs::op::device_value::<T, O>(chunk)),
         })
         .collect();
-    let verdict = check_each::<T, O>(input, spec, &plan, &got);
+    let verdict = check_each::<T, O>(input, spec, &plan, &kernel, &got);
     Ok(ShapeRun {
         plan,
         kernel,

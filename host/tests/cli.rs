@@ -482,3 +482,31 @@ fn bench_without_a_gpu_is_one_line_and_exit_status_2() {
         );
     }
 }
+
+#[test]
+fn rows_in_the_reproducible_mode_run_the_reproducible_row_kernels() {
+    for (columns, kernel) in [
+        (false, "reproducible_rows_split_f32_sum"),
+        (true, "reproducible_columns_f32_sum"),
+    ] {
+        let mut args = vec![
+            "v8",
+            "--rows",
+            "7",
+            "--n",
+            "7007",
+            "--backend",
+            "sim",
+            "--reproducible",
+        ];
+        if columns {
+            args.push("--columns");
+        }
+        let output = reduce_rs(&args);
+        let text = stdout(&output);
+        assert!(output.status.success(), "{text}{}", stderr(&output));
+        assert!(text.contains(&format!("kernel {kernel}")), "{text}");
+        assert!(text.contains("reproducible: f32 sum runs"), "{text}");
+        assert!(text.contains("PASS"), "{text}");
+    }
+}

@@ -30,6 +30,7 @@ fn main() {
     cases.extend(common::block_sizes(1_000_003));
     cases.extend(common::boundaries());
     cases.extend(common::reproducible_cases(&SIZES));
+    let each = common::each::cases(true);
     let opened = gpu_available()
         .map_err(reduce_rs::Error::from)
         .and_then(|_| Reducer::gpu(0));
@@ -43,13 +44,21 @@ fn main() {
             {
                 eprintln!("GPU tests on {name} ({multiprocessors} SMs)");
             }
-            common::trials(cases, "", Runner::Shared(Arc::new(Mutex::new(reducer))))
+            let runner = Runner::Shared(Arc::new(Mutex::new(reducer)));
+            let mut trials = common::trials(cases, "", runner.clone());
+            // The reproducible mode over rows, columns and segments (`repro::each::…`), the
+            // device-output calls included.
+            trials.extend(common::each::trials(each, "", runner, true));
+            trials
         }
         Err(why) => {
             eprintln!("GPU tests ignored: {why}");
+            let each = common::each::trials(each, "", Runner::Simulator(Default::default()), true);
             cases
                 .iter()
-                .map(|c| Trial::test(c.name(), || Ok(())).with_ignored_flag(true))
+                .map(|c| Trial::test(c.name(), || Ok(())))
+                .chain(each)
+                .map(|trial| trial.with_ignored_flag(true))
                 .collect()
         }
     };

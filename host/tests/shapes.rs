@@ -1,11 +1,13 @@
 //! Every row, column and segment reduction — every element type and operation, every kernel
 //! the shape chooses (a warp, a block or several blocks per row; columns in bands) — on the
-//! simulator, each result against the CPU reference of its own row.
+//! simulator, each result against the CPU reference of its own row. The reproducible mode
+//! (`repro::…`: float sums and every mean, on the reproducible twins of the kernels) too, each
+//! result also against the reproducible whole-array sum of its row alone, bit for bit.
 
 use host::element::{DType, HostElement, OpKind};
 use host::input::{Pattern, generate};
 use host::reference::Checked;
-use host::shapes::{ShapeSpec, run_and_check};
+use host::shapes::{ShapeSpec, check_each, elements_of, is_reproducible};
 use host::with_dtype_and_op;
 use libtest_mimic::{Arguments, Failed, Trial};
 use reduce_rs::{Reducer, Schedule};
@@ -104,27 +106,55 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
 fn run<T: HostElement, O: Checked<T> + Default>(
     spec: &ShapeSpec,
     schedule: Schedule,
+    reproducible: bool,
 ) -> Result<(), Failed> {
-    let pattern = if O::KIND == OpKind::Sum {
+    // The reproducible mode's sums are of random values, where the order of the additions
+    // would show in the bits.
+    let pattern = if O::KIND == OpKind::Sum && !reproducible {
         Pattern::SmallIntegers
     } else {
         Pattern::Random
     };
     let input: Vec<T> = generate(pattern, spec.len(), spec.len() as u64 ^ 0x5a);
-    let reducer = Reducer::simulator_with(schedule);
-    let (_, name, verdict) =
-        run_and_check::<T, O>(&reducer, &input, spec).map_err(|e| format!("{e:#}"))?;
-    if verdict.pass() {
-        Ok(())
-    } else {
-        Err(format!(
+    let reducer = Reducer::simulator_with(schedule).with_reproducible(reproducible);
+    let (plan, name) = reducer.plan_each::<T, O>(&spec.shape());
+    if reproducible != is_reproducible(&name) {
+        return Err(format!("{name} ran in the mode {reproducible}").into());
+    }
+    let got = reducer
+        .reduce_each(O::default(), &input[..], spec.shape())
+        .map_err(|e| format!("{e:#}"))?;
+    let verdict = check_each::<T, O>(&input, spec, &plan, &name, &got);
+    if !verdict.pass() {
+        return Err(format!(
             "{name}: {} of {} results wrong; {}",
             verdict.failed,
             verdict.results,
             verdict.first_failure.unwrap_or_default()
         )
-        .into())
+        .into());
     }
+    if reproducible {
+        // Batch invariance: a sample of the results (every one of up to 24, else 24 spread
+        // out) against the whole-array kernel's result for that row alone.
+        let count = got.len();
+        let sample: Vec<usize> = if count <= 24 {
+            (0..count).collect()
+        } else {
+            (0..24).map(|k| k * (count - 1) / 23).collect()
+        };
+        for i in sample {
+            let alone = reducer
+                .reduce(O::default(), &elements_of(&input, spec, i)[..])
+                .map_err(|e| format!("{e:#}"))?;
+            // `Debug` tells -0.0 from +0.0, and any two finite values apart.
+            let (got, alone) = (format!("{:?}", got[i]), format!("{alone:?}"));
+            if got != alone {
+                return Err(format!("{name}: result {i} is {got}, but {alone} alone").into());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn main() {
@@ -133,23 +163,31 @@ fn main() {
     for (label, spec) in shapes() {
         for dtype in DType::ALL {
             for op in OpKind::ALL {
+                // The reproducible mode where it covers the reduction.
+                let covered = reduce_rs::plan::reproducible::kernel_for(dtype, op).is_some();
+                let modes: &[bool] = if covered { &[false, true] } else { &[false] };
                 // Short rows under both schedules; the big ones in order only.
                 let schedules: &[Schedule] = if spec.len() > 100_000 {
                     &[Schedule::InOrder]
                 } else {
                     &[Schedule::InOrder, Schedule::Shuffled { seed: 9 }]
                 };
-                for &schedule in schedules {
-                    let spec = spec.clone();
-                    let prefix = if schedule == Schedule::InOrder {
-                        ""
-                    } else {
-                        "shuffled::"
-                    };
-                    trials.push(Trial::test(
-                        format!("{prefix}{label}::{dtype}::{op}"),
-                        move || with_dtype_and_op!(dtype, op, run(&spec, schedule)),
-                    ));
+                for &reproducible in modes {
+                    for &schedule in schedules {
+                        let spec = spec.clone();
+                        let prefix = match (reproducible, schedule == Schedule::InOrder) {
+                            (false, true) => "",
+                            (false, false) => "shuffled::",
+                            (true, true) => "repro::",
+                            (true, false) => "shuffled::repro::",
+                        };
+                        trials.push(Trial::test(
+                            format!("{prefix}{label}::{dtype}::{op}"),
+                            move || {
+                                with_dtype_and_op!(dtype, op, run(&spec, schedule, reproducible))
+                            },
+                        ));
+                    }
                 }
             }
         }

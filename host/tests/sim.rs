@@ -25,7 +25,14 @@ fn main() {
     trials.extend(common::trials(
         common::reproducible_cases(&common::SIM_SIZES),
         "",
+        in_order.clone(),
+    ));
+    // The reproducible mode over rows, columns and segments (`repro::each::…`).
+    trials.extend(common::each::trials(
+        common::each::cases(false),
+        "",
         in_order,
+        false,
     ));
     // The same kernels with the threads of every block in a seeded random order: a kernel that
     // only works in one order has a race the detector should also name.
@@ -47,7 +54,13 @@ fn main() {
     trials.extend(common::trials(
         common::reproducible_cases(&common::SIM_SIZES),
         "shuffled::",
+        shuffled.clone(),
+    ));
+    trials.extend(common::each::trials(
+        common::each::cases(false),
+        "shuffled::",
         shuffled,
+        false,
     ));
     libtest_mimic::run(&args, trials).exit();
 }

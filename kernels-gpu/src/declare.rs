@@ -103,6 +103,8 @@ macro_rules! entry {
 macro_rules! family_call {
     (reproducible $($rest:tt)*) => { reproducible_call!(reproducible $($rest)*) };
     (merge_states $($rest:tt)*) => { reproducible_call!(merge_states $($rest)*) };
+    (reproducible_segments $($rest:tt)*) => { reproducible_call!(reproducible_segments $($rest)*) };
+    (reproducible_columns $($rest:tt)*) => { reproducible_call!(reproducible_columns $($rest)*) };
     (whole $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty $(, $block:literal)?) => {{
         let input = $launch.input::<$t>();
         let scratch = $launch.scratch::<<$op as $crate::ops::Reduction<$t>>::Acc>();
@@ -137,6 +139,29 @@ macro_rules! reproducible_call {
         let scratch = $launch.scratch::<$crate::reproducible::Binned<Fold>>();
         let output = $launch.output::<<$op as $crate::reproducible::Conclusion<Fold>>::Out>();
         $crate::$home::$kernel::<$t, $op>(input, scratch, output)
+    }};
+    // The row and segment kernels: the rows as `Segments`, the launch's `split`.
+    (reproducible_segments $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty) => {{
+        type Fold = <$t as $crate::reproducible::Reproducible>::Fold;
+        let input = $launch.input::<$t>();
+        let segments = $launch.segments();
+        let scratch = $launch.scratch::<$crate::reproducible::Binned<Fold>>();
+        let output = $launch.output::<<$op as $crate::reproducible::Conclusion<Fold>>::Out>();
+        let split = $launch.sizes.split as usize;
+        $crate::$home::$kernel::<$t, $op>(input, segments, split, scratch, output)
+    }};
+    // The column kernel: `segments` counts the columns, `segment_len` the rows.
+    (reproducible_columns $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty) => {{
+        type Fold = <$t as $crate::reproducible::Reproducible>::Fold;
+        let input = $launch.input::<$t>();
+        let scratch = $launch.scratch::<$crate::reproducible::Binned<Fold>>();
+        let output = $launch.output::<<$op as $crate::reproducible::Conclusion<Fold>>::Out>();
+        let (cols, rows) = (
+            $launch.sizes.segments as usize,
+            $launch.sizes.segment_len as usize,
+        );
+        let split = $launch.sizes.split as usize;
+        $crate::$home::$kernel::<$t, $op>(input, cols, rows, split, scratch, output)
     }};
     // The input is `len` states of fold type `$t`.
     (merge_states $launch:ident, $home:ident $kernel:ident, $t:ty, $op:ty) => {{

@@ -77,14 +77,25 @@
 //! unfinished [`Binned`] state of the input (`reproducible_state_{t}_sum`, a shard's part of a
 //! sum split over GPUs); `reproducible_merge_{f}_sum` reads `len` states and writes their sum.
 //! Scratch: `partials` holds `gridDim` states, `retired[0]` is 0 before and after.
+//!
+//! # Rows, columns, segments
+//! [`rows`] and [`columns`] are the binned twins of the shape kernels of [`crate::shapes`]
+//! (`reproducible_rows_warp_{t}_{sum,mean}`, `…_rows_block_…`, `…_rows_split_…`,
+//! `…_columns_…`): the same thread mapping, a state where those keep a float, merges where
+//! they add. Since a state does not depend on how its values were cut up, each row's result is
+//! the bits this module's whole-array kernel gives for that row alone: batch invariance.
 
 pub mod binned;
+pub mod columns;
 pub mod conclusion;
 pub mod kernel;
+pub mod rows;
 
 pub use binned::{Binned, BinnedFloat, FOLDS, PARTS};
+pub use columns::reproducible_columns;
 pub use conclusion::{Conclusion, Reproducible, State};
 pub use kernel::{VECTORS_IN_FLIGHT, merge_states, reduce_reproducible};
+pub use rows::{reproducible_rows_block, reproducible_rows_split, reproducible_rows_warp};
 
 /// The grid: at least this many vectors per thread, at most the blocks the GPU keeps resident.
 pub const MIN_VECTORS_PER_THREAD: u32 = VECTORS_IN_FLIGHT as u32;
@@ -101,6 +112,27 @@ pub const STATE_BYTES_F64: usize = size_of::<Binned<f64>>();
 /// Bytes of the state of a sum whose float is `float_bytes` wide (4 or 8).
 pub const fn state_bytes(float_bytes: usize) -> usize {
     PARTS * float_bytes
+}
+
+/// The entry points of one reproducible shape kernel, `reproducible_{name}_{type}_{op}`: the
+/// sums of the float types and the means of every type (what the mode covers).
+macro_rules! reproducible_shape_entries {
+    ($mode:tt $family:ident $name:ident $kernel:ident) => {
+        pastey::paste! {
+            entry!($mode $family [<reproducible_ $name _f32_sum>] reproducible $kernel, f32, $crate::ops::Sum);
+            entry!($mode $family [<reproducible_ $name _f64_sum>] reproducible $kernel, f64, $crate::ops::Sum);
+            entry!($mode $family [<reproducible_ $name _f16_sum>] reproducible $kernel, $crate::element::F16, $crate::ops::Sum);
+            entry!($mode $family [<reproducible_ $name _bf16_sum>] reproducible $kernel, $crate::element::Bf16, $crate::ops::Sum);
+            entry!($mode $family [<reproducible_ $name _f32_mean>] reproducible $kernel, f32, $crate::ops::Mean);
+            entry!($mode $family [<reproducible_ $name _f64_mean>] reproducible $kernel, f64, $crate::ops::Mean);
+            entry!($mode $family [<reproducible_ $name _f16_mean>] reproducible $kernel, $crate::element::F16, $crate::ops::Mean);
+            entry!($mode $family [<reproducible_ $name _bf16_mean>] reproducible $kernel, $crate::element::Bf16, $crate::ops::Mean);
+            entry!($mode $family [<reproducible_ $name _i32_mean>] reproducible $kernel, i32, $crate::ops::Mean);
+            entry!($mode $family [<reproducible_ $name _u32_mean>] reproducible $kernel, u32, $crate::ops::Mean);
+            entry!($mode $family [<reproducible_ $name _i64_mean>] reproducible $kernel, i64, $crate::ops::Mean);
+            entry!($mode $family [<reproducible_ $name _u64_mean>] reproducible $kernel, u64, $crate::ops::Mean);
+        }
+    };
 }
 
 /// Every entry point: `$cb!` gets `(mode family name kernel, type, conclusion)`.
@@ -124,6 +156,11 @@ macro_rules! reproducible_entries {
         entry!($mode reproducible reproducible_state_bf16_sum reproducible reduce_reproducible, $crate::element::Bf16, $crate::reproducible::State);
         entry!($mode merge_states reproducible_merge_f32_sum reproducible merge_states, f32, $crate::ops::Sum);
         entry!($mode merge_states reproducible_merge_f64_sum reproducible merge_states, f64, $crate::ops::Sum);
+        // The shape kernels' twins (`crate::shapes`), named after them.
+        reproducible_shape_entries!($mode reproducible_segments rows_warp reproducible_rows_warp);
+        reproducible_shape_entries!($mode reproducible_segments rows_block reproducible_rows_block);
+        reproducible_shape_entries!($mode reproducible_segments rows_split reproducible_rows_split);
+        reproducible_shape_entries!($mode reproducible_columns columns reproducible_columns);
     };
 }
 

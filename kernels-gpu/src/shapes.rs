@@ -12,7 +12,9 @@
 //! | [`columns`] | columns of a row-major matrix | thread walks down one column |
 //!
 //! The row kernels read their rows from [`crate::params::Segments`]: rows of equal length, or
-//! CSR offsets (segments, possibly empty).
+//! CSR offsets (segments, possibly empty). Each has a binned twin for the reproducible mode
+//! ([`crate::reproducible::rows`], [`crate::reproducible::columns`]): the same mapping, each
+//! row's result the bits of that row's reproducible sum alone.
 
 use crate::policy::{ShapeGrid, Shared};
 

@@ -39,7 +39,9 @@ differences, each pinned by a test:
   nothing raise ``ValueError``. Empty segments give 0 (sum), NaN (mean), the type's lowest
   value for max and highest for min (-inf/+inf for floats) and index -1.
 - **Reproducible sums.** ``reproducible=True``: float sums and means whose bits do not depend
-  on the GPU model or launch (binned summation), whole arrays only for now.
+  on the GPU model or launch (binned summation), of whole arrays, of every slice along ``dim``
+  and of every segment: each slice's or segment's result is the bits of that slice reduced
+  alone, whatever else is in the batch.
 """
 
 from __future__ import annotations
@@ -141,9 +143,9 @@ def _check_nonempty(op: str, size: int, results: int, dim: Dim) -> None:
 
 
 def _check_reproducible(op: str, layout: int, reproducible: bool) -> None:
-    if reproducible and (layout != WHOLE or op not in ("sum", "mean")):
+    if reproducible and op not in ("sum", "mean"):
         raise NotImplementedError(
-            "reproducible=True covers sums and means of whole arrays (dim=None) for now"
+            "reproducible=True covers sums and means (the others are order-independent already)"
         )
 
 
@@ -395,7 +397,8 @@ def sum(x: Any, dim: Dim = None, keepdim: bool = False, *, reproducible: bool = 
     """The sum of ``x`` (``dim=None``), or of every slice along ``dim``, as ``torch.sum``.
 
     Integer sums keep the input's type and wrap around; float16 and bfloat16 are summed, and
-    returned, in float32. ``reproducible=True`` (whole arrays): the same bits on every GPU.
+    returned, in float32. ``reproducible=True``: the same bits on every GPU and launch, and
+    each slice's the bits of that slice alone (batch invariance).
     """
     return _reduce("sum", x, dim, keepdim, out, reproducible)
 
@@ -447,7 +450,8 @@ def min(x: Any, dim: Optional[int] = None, keepdim: bool = False) -> Any:  # noq
 # Segments --------------------------------------------------------------------------------------
 
 
-def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: bool = False) -> Any:
+def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: bool = False,
+              reproducible: bool = False) -> Any:
     array = describe(values, "values")
     if len(array.shape) != 1:
         raise ValueError(f"values must be one-dimensional, not of shape {array.shape}")
@@ -461,7 +465,7 @@ def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: b
 
         keep = numpy.ascontiguousarray(host_offsets, dtype=numpy.int64)
         return _reduce_host(
-            op, array, plan, dtype, arg, want_values, None, False,
+            op, array, plan, dtype, arg, want_values, None, reproducible,
             offsets=keep.__array_interface__["data"][0], segments=count,
         )
     allocator = Allocator(array)
@@ -476,7 +480,8 @@ def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: b
         return allocator.wrap(indices)
     result = allocator.empty((count,), dtype)
     if count:
-        _run_cuda(op, array, SEGMENTS, 0, 0, allocator.ptr(result), offsets_ptr, count)
+        _run_cuda(op, array, SEGMENTS, 0, 0, allocator.ptr(result), offsets_ptr, count,
+                  reproducible=reproducible)
     return allocator.wrap(result)
 
 
@@ -561,17 +566,19 @@ def _check_offsets(offsets: Any, length: int) -> None:
         )
 
 
-def segment_sum(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+def segment_sum(values: Any, offsets: Any, *, validate: bool = True, reproducible: bool = False) -> Any:
     """The sum of every segment ``values[offsets[i]:offsets[i+1]]`` (CSR offsets, ascending,
     segments may be empty: their sum is 0). Offsets on the GPU are checked by copying them to
     the host (a wait for the GPU); ``validate=False`` trusts them — offsets that decrease or
-    run past the values then make the kernel fail and leave the CUDA context unusable."""
-    return _segments("sum", values, offsets, validate)
+    run past the values then make the kernel fail and leave the CUDA context unusable.
+    ``reproducible=True`` (float sums): each segment's sum the bits of ``sum(segment,
+    reproducible=True)``, on every GPU and whatever the other segments."""
+    return _segments("sum", values, offsets, validate, reproducible=reproducible)
 
 
-def segment_mean(values: Any, offsets: Any, *, validate: bool = True) -> Any:
+def segment_mean(values: Any, offsets: Any, *, validate: bool = True, reproducible: bool = False) -> Any:
     """The mean of every segment (NaN for an empty one); see ``segment_sum``."""
-    return _segments("mean", values, offsets, validate)
+    return _segments("mean", values, offsets, validate, reproducible=reproducible)
 
 
 def segment_max(values: Any, offsets: Any, *, validate: bool = True) -> Any:

@@ -232,10 +232,24 @@ def test_reproducible_sums_do_not_depend_on_the_order(rng, dtype):
     assert reduce_rs.mean(x, reproducible=True).tobytes() == reduce_rs.mean(shuffled, reproducible=True).tobytes()
 
 
-def test_reproducible_is_for_whole_sums_and_means():
-    x = np.ones((4, 4), np.float32)
-    with pytest.raises(NotImplementedError):
-        reduce_rs.sum(x, dim=1, reproducible=True)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_reproducible_rows_columns_and_segments_have_the_bits_of_the_slice_alone(rng, dtype):
+    x = random_array(rng, 64 * 301, dtype).reshape(64, 301)
+    for op in (reduce_rs.sum, reduce_rs.mean):
+        rows = op(x, dim=1, reproducible=True)
+        columns = op(np.ascontiguousarray(x.T), dim=0, reproducible=True)
+        for i in (0, 17, 63):
+            alone = op(np.ascontiguousarray(x[i]), reproducible=True)
+            assert rows[i].tobytes() == alone.tobytes()
+            assert columns[i].tobytes() == alone.tobytes()
+    values = x.reshape(-1)
+    offsets = np.array([0, 5, 5, 301, 1000, 4000, values.size], np.int64)
+    for op, segment_op in ((reduce_rs.sum, reduce_rs.segment_sum), (reduce_rs.mean, reduce_rs.segment_mean)):
+        got = segment_op(values, offsets, reproducible=True)
+        for i in (0, 2, 3, 5):
+            alone = op(np.ascontiguousarray(values[offsets[i]:offsets[i + 1]]), reproducible=True)
+            assert got[i].tobytes() == alone.tobytes()
+
 
 
 # Layouts and out= ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-//! Reproducible sums: the same bits for any grid, block size, GPU model and split of the input.
+//! Reproducible sums: the same bits for any grid, block size, GPU model and split of the input,
+//! and for every row, column or segment the bits of that row alone, whatever shares the batch.
 //!
 //! A [`Reducer`](crate::Reducer) made [`with_reproducible(true)`](crate::Reducer::with_reproducible)
 //! adds float sums and means with binned accumulation (Demmel and Nguyen's, as ReproBLAS and
@@ -25,11 +26,46 @@
 //! # Ok::<(), reduce_rs::Error>(())
 //! ```
 //!
+//! Rows, columns and segments ([`Reducer::reduce_each`](crate::Reducer::reduce_each),
+//! [`reduce_each_into`](crate::Reducer::reduce_each_into),
+//! [`reduce_segments_into`](crate::Reducer::reduce_segments_into)) run the binned twins of the
+//! shape kernels: each result is the bits of the reproducible sum (or mean) of its row,
+//! column or segment reduced alone — *batch invariance*, what LLM inference needs (a request's
+//! result must not change because other requests share its batch), and what PyTorch's and
+//! CUB's row reductions do not give (their kernel, grid and order of additions follow the
+//! batch's shape):
+//!
+//! ```
+//! use reduce_rs::{Reducer, Shape, ops::Sum};
+//! let reducer = Reducer::simulator().with_reproducible(true);
+//! let row: Vec<f32> = (0..3000).map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5).collect();
+//! let alone = reducer.sum(&row)?;
+//! // The same row in a batch of 64 rows (a warp each) and of 3 (several blocks each), and as
+//! // a column of the transpose:
+//! for batch in [64, 3] {
+//!     let mut matrix: Vec<f32> = (0..batch * 3000).map(|i| (i % 17) as f32 * 0.3).collect();
+//!     matrix[3000..6000].copy_from_slice(&row);
+//!     let sums = reducer.reduce_each(Sum, &matrix, Shape::rows(batch, 3000))?;
+//!     assert_eq!(sums[1].to_bits(), alone.to_bits());
+//!     let transposed: Vec<f32> = (0..batch * 3000).map(|i| matrix[(i % batch) * 3000 + i / batch]).collect();
+//!     let sums = reducer.reduce_each(Sum, &transposed, Shape::columns(3000, batch))?;
+//!     assert_eq!(sums[1].to_bits(), alone.to_bits());
+//! }
+//! # Ok::<(), reduce_rs::Error>(())
+//! ```
+//!
 //! # What it guarantees
 //! - `sum` and `mean` of `f32`, `f64`, `f16`, `bf16` (added up in `f32`), and `mean` of the
 //!   integer types (added up in `f64`, each 64-bit integer rounded to `f64` once): the same bits
 //!   for any launch and any split. Integer sums (exact, wrapping), `min`, `max`, `argmin` and
 //!   `argmax` are already order-independent, and unchanged.
+//! - The same for every row, column and segment: its result is the bits of the whole-array
+//!   reduction of that row alone, whatever the number of rows in the batch, the rows beside it,
+//!   the kernel the shape picks (a warp or a few lanes per row, a block per row, several blocks
+//!   per row, bands of columns), the grid, the block size and the GPU model. The sum of an
+//!   empty row or segment is `+0.0`, its mean NaN (on the host: `0` and `None`).
+//! - A mean is the sum divided by the count, rounded once; a NaN mean is one fixed NaN (the
+//!   GPU's division and the CPU's would give NaNs of different bits).
 //! - Accuracy: each input is rounded, once and on its own, to the finest bin's ulp: by at most
 //!   2^-26 (f32) or 2^-80 (f64) of the largest magnitude, and not at all when every magnitude
 //!   is below 2^-119 (f32) or 2^-976 (f64): sums of subnormals and of the smallest normal
@@ -49,7 +85,11 @@
 //! # What it costs
 //! Every element goes through three folds (about 12 instructions instead of one addition): the
 //! kernel is still limited by memory bandwidth on the H100 and H200, at a cost `bench` shows
-//! beside v8 ("reduce-rs reproducible"). The states are 28 bytes (`f32`) or 56 bytes (`f64`).
+//! beside v8 ("reduce-rs reproducible"), and `bench --shapes` beside the row kernels
+//! (`reproducible_rows_…`, column `/plain`). The states are 28 bytes (`f32`) or 56 bytes
+//! (`f64`); merging two costs as much as a few hundred deposits, so the reproducible row
+//! kernels give each lane more of a row than the plain ones (a warp per row up to 64 KiB rows,
+//! or whenever there are more rows than the GPU holds warps).
 
 use crate::element::DType;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};

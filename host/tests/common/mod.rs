@@ -6,6 +6,8 @@
 
 #![allow(dead_code)] // each test binary uses part of this module
 
+pub mod each;
+
 use host::element::{DType, OpKind};
 use host::input::Pattern;
 use host::run::{Case, Outcome, Source, run_versions};

@@ -52,9 +52,17 @@ impl<F: BinnedFloat> Conclusion<F> for Sum {
 
 impl<F: BinnedFloat> Conclusion<F> for Mean {
     type Out = F;
+    /// The sum divided by the count; NaN (the one [`BinnedFloat::NAN`]) for a sum that is NaN
+    /// (a GPU's division would give its own NaN, the CPU's another) and for the mean of nothing
+    /// (an empty row or segment, as the other row kernels write it).
     #[inline(always)]
     fn conclude(state: Binned<F>, count: usize) -> F {
-        state.value().divide(count)
+        let sum = state.value();
+        if count == 0 || sum.is_nan() {
+            F::NAN
+        } else {
+            sum.divide(count)
+        }
     }
 }
 

@@ -137,7 +137,7 @@ impl<F: BinnedFloat> Accumulators<F> {
 /// has a constant index, so the loaded vectors stay in registers (a loop is not always unrolled
 /// before LLVM decides where an array lives, and then the array lives in local memory).
 #[inline(always)]
-fn each_vector<const V: usize>(mut f: impl FnMut(usize)) {
+pub(super) fn each_vector<const V: usize>(mut f: impl FnMut(usize)) {
     const { assert!(V <= 8, "at most 8 vectors in flight") };
     let mut call = |v: usize| {
         if v < V {
@@ -155,9 +155,10 @@ fn each_vector<const V: usize>(mut f: impl FnMut(usize)) {
 }
 
 /// This thread's state of `input`: its vectors four at a time, the ones left one at a time,
-/// its head and tail scalars. Thread `thread` of `threads`.
+/// its head and tail scalars. Thread `thread` of `threads` (any number: a row kernel's few
+/// lanes per short row take several head and tail scalars each).
 #[inline(always)]
-fn thread_state<T: Reproducible>(
+pub(super) fn thread_state<T: Reproducible>(
     input: &GlobalSlice<T>,
     thread: usize,
     threads: usize,
@@ -181,18 +182,22 @@ fn thread_state<T: Reproducible>(
         }
         vector += threads;
     }
-    if thread < head {
-        acc.add_one(input.load(thread).to_fold());
+    let mut index = thread;
+    while index < head {
+        acc.add_one(input.load(index).to_fold());
+        index += threads;
     }
-    if tail_start + thread < input.len() {
-        acc.add_one(input.load(tail_start + thread).to_fold());
+    let mut index = tail_start + thread;
+    while index < input.len() {
+        acc.add_one(input.load(index).to_fold());
+        index += threads;
     }
     acc.settle()
 }
 
 /// Merges the states of the first `lanes` lanes (a power of two ≤ 32) into lane 0.
 #[inline(always)]
-fn warp_merge<F: BinnedFloat>(mut state: Binned<F>, lanes: u32) -> Binned<F> {
+pub(super) fn warp_merge<F: BinnedFloat>(mut state: Binned<F>, lanes: u32) -> Binned<F> {
     let mut offset = lanes / 2;
     while offset > 0 {
         let (other, _) = warp_shuffle_down(FULL_MASK, state, offset, WARP_SIZE);
@@ -205,7 +210,7 @@ fn warp_merge<F: BinnedFloat>(mut state: Binned<F>, lanes: u32) -> Binned<F> {
 /// Merges one state per thread over the block (v7's shuffle reduction, with states): the
 /// result is valid in thread 0. Every thread must call it (it has a barrier).
 #[inline(always)]
-fn block_merge<F: BinnedFloat>(
+pub(super) fn block_merge<F: BinnedFloat>(
     state: Binned<F>,
     tid: u32,
     block: u32,

@@ -592,3 +592,29 @@ fn check_bound<F: BinnedFloat>(xs: &[F], per_element: f64, rng: &mut Rng) {
     );
     assert_eq!(words(&split_and_merge(xs, rng, 4)), words(&whole));
 }
+
+#[test]
+fn a_mean_of_nan_or_of_nothing_is_the_one_nan() {
+    use super::conclusion::Conclusion;
+    use crate::ops::{Mean, Sum};
+    let mean = |state: Binned<f32>, count| <Mean as Conclusion<f32>>::conclude(state, count);
+    // A NaN divided on a GPU gives its own NaN: the conclusion gives the fixed one instead.
+    let odd_nan = f32::from_bits(0x7fff_ffff);
+    assert_eq!(
+        mean(Binned::sum_of([1.0, odd_nan]), 2).to_bits(),
+        0x7fc0_0000
+    );
+    assert_eq!(
+        mean(Binned::sum_of([f32::INFINITY, f32::NEG_INFINITY]), 2).to_bits(),
+        0x7fc0_0000
+    );
+    // The mean of an empty row is NaN (as the other row kernels write it); its sum is +0.0.
+    assert_eq!(mean(Binned::EMPTY, 0).to_bits(), 0x7fc0_0000);
+    assert_eq!(
+        <Sum as Conclusion<f32>>::conclude(Binned::EMPTY, 0).to_bits(),
+        0
+    );
+    assert_eq!(mean(Binned::sum_of([3.0, 4.5]), 2), 3.75);
+    let mean64 = <Mean as Conclusion<f64>>::conclude(Binned::sum_of([f64::NAN]), 1);
+    assert_eq!(mean64.to_bits(), 0x7ff8_0000_0000_0000);
+}

@@ -1,7 +1,7 @@
 //! The reproducible sums' kernels and launches: which kernel a reduction runs in the mode, the
 //! kernels that write and merge partial sums, and a launch over elements or states.
 
-use super::launch::{LaunchShape, MAX_GRID};
+use super::launch::{LaunchShape, MAX_GRID, Sizes};
 use crate::element::DType;
 use crate::op::OpKind;
 use crate::reproducible::{STATE_BYTES_F32, STATE_BYTES_F64, SumFloat};
@@ -40,6 +40,20 @@ pub(crate) fn state_bytes(dtype: DType) -> usize {
     match dtype {
         DType::F32 | DType::F16 | DType::Bf16 => STATE_BYTES_F32,
         _ => STATE_BYTES_F64,
+    }
+}
+
+/// The sizes a reproducible shape kernel's launch depends on: the element's, and the state's
+/// in place of an accumulator's (the partials of a row or column cut over several blocks).
+///
+/// ```
+/// use reduce_rs::{DType, plan::reproducible::sizes};
+/// assert_eq!((sizes(DType::Bf16).element, sizes(DType::Bf16).accumulator), (2, 28));
+/// ```
+pub fn sizes(dtype: DType) -> Sizes {
+    Sizes {
+        element: dtype.size(),
+        accumulator: state_bytes(dtype),
     }
 }
 

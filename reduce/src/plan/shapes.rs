@@ -1,10 +1,11 @@
 //! Which kernel reduces a [`Shape`] and how it is launched: a warp (or a group of its lanes)
 //! per short row, a block per long row, several blocks per row for few long rows, bands of
-//! rows for columns, by the shape and the GPU's occupancy.
+//! rows for columns, by the shape and the GPU's occupancy. The same for the kernels'
+//! reproducible twins ([`Family::Reproducible`]), which give each lane more of a row.
 
 use super::launch::{LaunchShape, MAX_GRID, Sizes, shared_bytes_of};
 use crate::shape::Shape;
-use kernels_gpu::launch::WARP_SIZE;
+use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
 use kernels_gpu::shapes::columns;
 
 /// The kernels that reduce shapes, as `kernels_gpu::shapes` declares them (block, shared
@@ -24,19 +25,80 @@ pub const MIN_ROWS_PER_THREAD: usize = 16;
 /// loads in flight): more bands would make that one block the kernel's tail.
 pub const MAX_BANDS_PER_THREAD: usize = 32;
 
+/// Rows of at most this many bytes go to a warp (or a group of its lanes) each in the
+/// reproducible mode, and longer ones when there are enough of them to give every warp the GPU
+/// holds a row: a state's merge costs as much as a few hundred deposits, and a warp per row
+/// merges 32 states per row where a block of 256 threads merges 256.
+pub const REPRODUCIBLE_WARP_ROW_BYTES: usize = 64 * 1024;
+
+/// Vectors each lane of a reproducible row kernel reads at least (four batches of
+/// `VECTORS_IN_FLIGHT`), so that the deposits outweigh the lane's share of the merges.
+pub const REPRODUCIBLE_VECTORS_PER_LANE: usize = 4 * VECTORS_IN_FLIGHT;
+
+/// Which kernels a plan launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// The shape kernels of `kernels_gpu::shapes` (`rows_warp_f32_sum`), each with the block it
+    /// is built for.
+    Plain,
+    /// Their reproducible twins (`reproducible_rows_warp_f32_sum`, `kernels_gpu::reproducible`):
+    /// binned sums and means, the block size read at run time, more of a row per lane.
+    Reproducible,
+}
+
+impl Family {
+    /// The entry point of `kernel` of this family for `dtype` and `op` (names as in entry
+    /// points): `rows_warp_f32_sum`, `reproducible_rows_warp_f32_sum`.
+    ///
+    /// ```
+    /// use reduce_rs::plan::shapes::{Family, ShapeKernel};
+    /// assert_eq!(Family::Reproducible.entry(ShapeKernel::Columns, "bf16", "mean"), "reproducible_columns_bf16_mean");
+    /// ```
+    pub fn entry(
+        self,
+        kernel: ShapeKernel,
+        dtype: impl std::fmt::Display,
+        op: impl std::fmt::Display,
+    ) -> String {
+        match self {
+            Family::Plain => format!("{}_{dtype}_{op}", kernel.name()),
+            Family::Reproducible => format!("reproducible_{}_{dtype}_{op}", kernel.name()),
+        }
+    }
+
+    /// Vectors a lane of a row kernel reads at least.
+    fn vectors_per_lane(self) -> usize {
+        match self {
+            Family::Plain => VECTORS_IN_FLIGHT,
+            Family::Reproducible => REPRODUCIBLE_VECTORS_PER_LANE,
+        }
+    }
+
+    /// Lanes that share one row of `row_bytes` bytes in `rows_warp`.
+    pub fn lanes_per_row(self, row_bytes: usize) -> usize {
+        lanes_for(row_bytes, self.vectors_per_lane())
+    }
+}
+
 /// Lanes that share one row of `row_bytes` bytes in `rows_warp`: a power of two from 1 to 32,
-/// so that each lane has about one group of vector loads (`VECTORS_IN_FLIGHT`) to issue.
+/// so that each lane has about one group of vector loads (`VECTORS_IN_FLIGHT`) to issue (four
+/// groups in the reproducible mode: [`Family::lanes_per_row`]).
 ///
 /// ```
-/// use reduce_rs::plan::shapes::lanes_per_row;
+/// use reduce_rs::plan::shapes::{Family, lanes_per_row};
 /// assert_eq!(lanes_per_row(128 * 4), 8); // 128 f32: 8 lanes of 4 vectors, 4 rows per warp
 /// assert_eq!(lanes_per_row(4096 * 4), 32); // a whole warp
 /// assert_eq!(lanes_per_row(12), 1);
+/// assert_eq!(Family::Reproducible.lanes_per_row(512 * 4), 8); // 8 lanes of 16 vectors
 /// ```
 pub fn lanes_per_row(row_bytes: usize) -> usize {
+    Family::Plain.lanes_per_row(row_bytes)
+}
+
+fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
     let vectors = row_bytes.div_ceil(16);
     vectors
-        .div_ceil(kernels_gpu::launch::VECTORS_IN_FLIGHT)
+        .div_ceil(vectors_per_lane)
         .max(1)
         .next_power_of_two()
         .min(WARP_SIZE as usize)
@@ -65,7 +127,65 @@ pub fn plan_shape(
     sizes: Sizes,
     resident: impl Fn(ShapeKernel) -> u64,
 ) -> ShapePlan {
-    plan_with(shape, sizes, resident, None)
+    plan_layout(
+        Layout::of(shape),
+        sizes,
+        Family::Plain,
+        |k| k.block(),
+        resident,
+        None,
+    )
+}
+
+/// The reproducible mode's plan for `shape` (see [`Family::Reproducible`]): the kernel it
+/// chooses, or the twin of `forced` if that can reduce the shape (as [`plan_for`]). `sizes`
+/// are the element's and the state's
+/// ([`reproducible::sizes`](super::reproducible::sizes)); `block(kernel)` the threads per
+/// block each kernel runs with.
+///
+/// ```
+/// use reduce_rs::{DType, Shape, plan::reproducible, plan::shapes::{ShapeKernel, plan_reproducible}};
+/// let sizes = reproducible::sizes(DType::F32);
+/// let h100 = |_| 132 * 8;
+/// let plan = plan_reproducible(&Shape::rows(8192, 8192), sizes, |_| 256, h100, None).unwrap();
+/// assert_eq!((plan.kernel, plan.split), (ShapeKernel::RowsWarp, 32)); // a warp per row
+/// let plan = plan_reproducible(&Shape::rows(16, 1 << 22), sizes, |_| 256, h100, None).unwrap();
+/// assert_eq!((plan.kernel, plan.split), (ShapeKernel::RowsSplit, 66)); // 66 blocks per row
+/// ```
+pub fn plan_reproducible(
+    shape: &Shape<'_>,
+    sizes: Sizes,
+    block: impl Fn(ShapeKernel) -> u32,
+    resident: impl Fn(ShapeKernel) -> u64,
+    forced: Option<ShapeKernel>,
+) -> Option<ShapePlan> {
+    if let Some(kernel) = forced
+        && !fits(kernel, shape)
+    {
+        return None;
+    }
+    Some(plan_layout(
+        Layout::of(shape),
+        sizes,
+        Family::Reproducible,
+        block,
+        resident,
+        forced,
+    ))
+}
+
+/// Whether `kernel` can reduce `shape`: the row kernels take rows and segments (`RowsSplit`
+/// only rows of equal length), `Columns` takes columns.
+fn fits(kernel: ShapeKernel, shape: &Shape<'_>) -> bool {
+    matches!(
+        (kernel, shape),
+        (ShapeKernel::Columns, Shape::Columns { .. })
+            | (
+                ShapeKernel::RowsWarp | ShapeKernel::RowsBlock,
+                Shape::Rows { .. } | Shape::Segments(_)
+            )
+            | (ShapeKernel::RowsSplit, Shape::Rows { .. })
+    )
 }
 
 /// The launch of `kernel` for `shape`, if that kernel can reduce it (the benchmark times every
@@ -77,16 +197,16 @@ pub fn plan_for(
     sizes: Sizes,
     resident: impl Fn(ShapeKernel) -> u64,
 ) -> Option<ShapePlan> {
-    let fits = matches!(
-        (kernel, shape),
-        (ShapeKernel::Columns, Shape::Columns { .. })
-            | (
-                ShapeKernel::RowsWarp | ShapeKernel::RowsBlock,
-                Shape::Rows { .. } | Shape::Segments(_)
-            )
-            | (ShapeKernel::RowsSplit, Shape::Rows { .. })
-    );
-    fits.then(|| plan_with(shape, sizes, resident, Some(kernel)))
+    fits(kernel, shape).then(|| {
+        plan_layout(
+            Layout::of(shape),
+            sizes,
+            Family::Plain,
+            |k| k.block(),
+            resident,
+            Some(kernel),
+        )
+    })
 }
 
 /// What the planner needs to know of a [`Shape`]: the matrix, or the segments' count and
@@ -111,27 +231,27 @@ impl Layout {
     }
 }
 
-fn plan_with(
-    shape: &Shape<'_>,
-    sizes: Sizes,
-    resident: impl Fn(ShapeKernel) -> u64,
-    forced: Option<ShapeKernel>,
-) -> ShapePlan {
-    plan_layout(Layout::of(shape), sizes, resident, forced)
-}
-
-/// The launch for `layout` (see [`plan_shape`]); `forced` names the kernel instead of choosing.
+/// The launch for `layout` (see [`plan_shape`]) of a kernel of `family` (`sizes.accumulator`
+/// is a state's bytes for [`Family::Reproducible`]), `block(kernel)` threads per block;
+/// `forced` names the kernel instead of choosing.
 pub(crate) fn plan_layout(
     layout: Layout,
     sizes: Sizes,
+    family: Family,
+    block: impl Fn(ShapeKernel) -> u32,
     resident: impl Fn(ShapeKernel) -> u64,
     forced: Option<ShapeKernel>,
 ) -> ShapePlan {
     let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
-        let block = kernel.block();
-        let tile_accumulators = match layout {
-            Layout::Columns { cols, .. } => {
+        let block = block(kernel);
+        // The reproducible twins hold in shared memory what their plain kernels do (a value
+        // per warp, and the ticket), as states; but for columns, half a state per thread.
+        let tile_accumulators = match (layout, family) {
+            (Layout::Columns { cols, .. }, Family::Plain) => {
                 columns::shared_accumulators(cols, sizes.element, block)
+            }
+            (Layout::Columns { cols, .. }, Family::Reproducible) => {
+                kernels_gpu::reproducible::columns::shared_states(cols, sizes.element, block)
             }
             _ => 0,
         };
@@ -152,19 +272,19 @@ pub(crate) fn plan_layout(
     // at most four waves, whose warps then take the next rows.
     let rows_warp = |rows: usize, row_bytes: usize| {
         let kernel = ShapeKernel::RowsWarp;
-        let lanes = lanes_per_row(row_bytes);
+        let lanes = family.lanes_per_row(row_bytes);
         let rows_per_block =
-            (kernel.block() as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
+            (block(kernel) as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
         let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
         plan(kernel, grid, lanes, 0, 0)
     };
     match layout {
         Layout::Columns { rows, cols } => {
             let kernel = ShapeKernel::Columns;
-            let block = kernel.block();
+            let block = block(kernel);
             let groups = columns::groups_per_tile(cols, sizes.element, block);
             let tiles = cols
-                .div_ceil(kernels_gpu::launch::elements_per_vector(sizes.element))
+                .div_ceil(elements_per_vector(sizes.element))
                 .div_ceil(groups)
                 .max(1);
             let rows_per_step = block as usize / groups;
@@ -181,10 +301,19 @@ pub(crate) fn plan_layout(
             let row_bytes = cols * sizes.element;
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
             // Fewer rows than the GPU holds blocks: cut them over several blocks each (short
-            // rows get one block, which still beats one warp). Otherwise by row length.
+            // rows get one block, which still beats one warp). Otherwise by row length (the
+            // reproducible mode: a warp per row also when every resident warp gets a row).
+            let warp = match family {
+                Family::Plain => row_bytes <= WARP_ROW_BYTES,
+                Family::Reproducible => {
+                    let warps =
+                        resident_blocks * (block(ShapeKernel::RowsBlock) / WARP_SIZE) as usize;
+                    row_bytes <= REPRODUCIBLE_WARP_ROW_BYTES || rows >= warps
+                }
+            };
             let choice = forced.unwrap_or(if rows < resident_blocks {
                 ShapeKernel::RowsSplit
-            } else if row_bytes <= WARP_ROW_BYTES {
+            } else if warp {
                 ShapeKernel::RowsWarp
             } else {
                 ShapeKernel::RowsBlock
@@ -196,10 +325,11 @@ pub(crate) fn plan_layout(
                     plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0)
                 } else {
                     let kernel = ShapeKernel::RowsSplit;
-                    // Each block at least one group of vector loads per thread.
-                    let per_block = kernel.block() as usize
-                        * kernels_gpu::launch::VECTORS_IN_FLIGHT
-                        * kernels_gpu::launch::elements_per_vector(sizes.element);
+                    // Each block at least one group of vector loads per thread (four in the
+                    // reproducible mode).
+                    let per_block = block(kernel) as usize
+                        * family.vectors_per_lane()
+                        * elements_per_vector(sizes.element);
                     // As many blocks per row as fill the GPU in one wave (a second, partial wave
                     // would cost as much as the first).
                     let split = (resident(kernel) / rows.max(1) as u64)
@@ -212,9 +342,13 @@ pub(crate) fn plan_layout(
         }
         Layout::Segments { count, total } => {
             let average_bytes = total.div_ceil(count.max(1)) * sizes.element;
+            let warp_row_bytes = match family {
+                Family::Plain => WARP_ROW_BYTES,
+                Family::Reproducible => REPRODUCIBLE_WARP_ROW_BYTES,
+            };
             let warp = match forced {
                 Some(kernel) => kernel == ShapeKernel::RowsWarp,
-                None => average_bytes <= WARP_ROW_BYTES,
+                None => average_bytes <= warp_row_bytes,
             };
             if warp {
                 rows_warp(count, average_bytes)
@@ -265,6 +399,71 @@ mod tests {
         assert_eq!(
             plan_shape(&Shape::segments(&offsets), F32, h100).kernel,
             ShapeKernel::RowsWarp
+        );
+    }
+
+    #[test]
+    fn the_reproducible_twins_give_each_lane_more_of_a_row() {
+        let sizes = crate::plan::reproducible::sizes(crate::element::DType::F32);
+        let block = |_| 256;
+        // 132 SMs × 8 blocks of 256 threads.
+        let resident = |_| 132 * 8;
+        let plan = |shape: &Shape<'_>| {
+            plan_reproducible(shape, sizes, block, resident, None).expect("no forced kernel")
+        };
+        // 512 f32: 8 lanes of 16 vectors (the plain kernel gives 32 lanes of 4).
+        let short = plan(&Shape::rows(65536, 512));
+        assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 8));
+        assert_eq!(short.launch.grid, 65536 / 32);
+        assert_eq!((short.launch.block, short.launch.shared_bytes), (256, 0));
+        // 32 KiB rows: still a warp each (the plain kernels take a block of 512).
+        let long = plan(&Shape::rows(8192, 8192));
+        assert_eq!((long.kernel, long.split), (ShapeKernel::RowsWarp, 32));
+        // 256 KiB rows, fewer than the GPU holds warps: a block each, one state per warp of
+        // shared memory.
+        let longer = plan(&Shape::rows(2000, 65536));
+        assert_eq!(longer.kernel, ShapeKernel::RowsBlock);
+        assert_eq!(longer.launch.shared_bytes, 8 * 28);
+        // More rows than warps: a warp each, however long.
+        assert_eq!(
+            plan(&Shape::rows(9000, 65536)).kernel,
+            ShapeKernel::RowsWarp
+        );
+        // Few long rows: 66 blocks per row, a state of scratch each.
+        let few = plan(&Shape::rows(16, 1 << 22));
+        assert_eq!((few.kernel, few.split), (ShapeKernel::RowsSplit, 66));
+        assert_eq!((few.partials, few.counters), (16 * 66, 16));
+        // Few short rows: as many blocks as give each thread four batches.
+        let few_short = plan(&Shape::rows(4, 40_000));
+        assert_eq!(
+            (few_short.kernel, few_short.split),
+            (ShapeKernel::RowsSplit, 3)
+        );
+        // Columns: tiles of 256 groups of 4, half a state per thread of shared memory where a
+        // block walks several rows at once.
+        let wide = plan(&Shape::columns(8192, 8192));
+        assert_eq!((wide.kernel, wide.counters), (ShapeKernel::Columns, 8));
+        assert_eq!(wide.partials, wide.split * 8192);
+        assert_eq!(wide.launch.shared_bytes, 28 + 4);
+        let narrow = plan(&Shape::columns(100_000, 24));
+        assert_eq!(narrow.launch.shared_bytes, 128 * 28 + 4);
+        // Segments: by their average length.
+        let offsets = [0, 10, 10, 500];
+        assert_eq!(
+            plan(&Shape::segments(&offsets)).kernel,
+            ShapeKernel::RowsWarp
+        );
+        let offsets = [0, 100_000, 200_000];
+        assert_eq!(
+            plan(&Shape::segments(&offsets)).kernel,
+            ShapeKernel::RowsBlock
+        );
+        // A forced kernel that cannot reduce the shape.
+        let forced = Some(ShapeKernel::RowsSplit);
+        assert!(plan_reproducible(&Shape::columns(4, 4), sizes, block, resident, forced).is_none());
+        assert_eq!(
+            Family::Reproducible.entry(ShapeKernel::RowsSplit, "f64", "sum"),
+            "reproducible_rows_split_f64_sum"
         );
     }
 }

@@ -6,7 +6,8 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::op::Operation;
 use crate::op::device_value;
-use crate::plan::shapes::{Layout, ShapeKernel, ShapePlan, plan_layout};
+use crate::plan::reproducible as repro;
+use crate::plan::shapes::{Family, Layout, ShapeKernel, ShapePlan, plan_layout};
 use crate::plan::{self, Job, SegmentOffsets, Sizes, Work};
 use crate::shape::Shape;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
@@ -18,6 +19,10 @@ impl Reducer {
     ///
     /// The kernel is chosen by shape: a warp per row for short rows, a block per row for many
     /// long rows, several blocks per row for few long rows, a thread per column for columns.
+    /// In the reproducible mode ([`Reducer::with_reproducible`]) float sums and every mean run
+    /// the kernels' binned twins: each result is then the bits of the reproducible sum (mean)
+    /// of its row alone ([`Reducer::sum`]), whatever the batch, the kernel, the grid, the block
+    /// size and the GPU.
     ///
     /// ```
     /// use reduce_rs::{Reducer, Shape, ops::ArgMax};
@@ -55,7 +60,8 @@ impl Reducer {
     /// Reduces every row, column or segment of `input` with `op` into `output` (one result
     /// each), on the GPU, without waiting for it. Empty rows or segments get `0` for a sum, NaN
     /// for a mean, the identity for min and max (`+inf`/`-inf`, or the type's largest/smallest
-    /// value) and index `u64::MAX` for argmin and argmax. GPU only.
+    /// value) and index `u64::MAX` for argmin and argmax. The reproducible mode applies as in
+    /// [`Reducer::reduce_each`]. GPU only.
     ///
     /// ```no_run
     /// use reduce_rs::{Reducer, Shape, ops::Sum};
@@ -97,7 +103,8 @@ impl Reducer {
     /// Reduces every segment of `input` with `op` into `output` (one result each), reading the
     /// segments' `segments + 1` offsets from the GPU buffer `offsets` (`u64`, CSR style), on
     /// the GPU, without waiting. Results of empty segments as
-    /// [`Reducer::reduce_each_into`] says. GPU only.
+    /// [`Reducer::reduce_each_into`] says; the reproducible mode as [`Reducer::reduce_each`]
+    /// (the kernel is chosen from the segments' average length). GPU only.
     ///
     /// # Safety
     /// The offsets are not checked (that would wait for the GPU): they must not decrease, and
@@ -162,22 +169,42 @@ impl Reducer {
     /// assert_eq!((plan.kernel, name.as_str()), (ShapeKernel::RowsWarp, "rows_warp_f32_sum"));
     /// ```
     pub fn plan_each<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
-        self.layout_plan::<T, O>(Layout::of(shape))
+        let (plan, name, _) = self.layout_plan::<T, O>(Layout::of(shape));
+        (plan, name)
     }
 
-    fn layout_plan<T: Element, O: Operation<T>>(&self, layout: Layout) -> (ShapePlan, String) {
-        let sizes = Sizes::of::<T, O>();
-        let name_of = |kernel: ShapeKernel| format!("{}_{}_{}", kernel.name(), T::DTYPE, O::KIND);
+    /// The plan of a reduction of `T` with `O` laid out as `layout`, its entry point, and the
+    /// sizes its scratch is counted in: the reproducible twins of the shape kernels where the
+    /// mode covers the reduction (their partials are states), else the shape kernels.
+    fn layout_plan<T: Element, O: Operation<T>>(
+        &self,
+        layout: Layout,
+    ) -> (ShapePlan, String, Sizes) {
+        let (family, sizes) = if self.reproducible_kernel::<T, O>().is_some() {
+            (Family::Reproducible, repro::sizes(T::DTYPE))
+        } else {
+            (Family::Plain, Sizes::of::<T, O>())
+        };
+        let name_of = |kernel: ShapeKernel| family.entry(kernel, T::DTYPE, O::KIND);
+        // The plain kernels are built for one block size; the reproducible ones take the
+        // reducer's (or their default), as far as their registers allow.
+        let block = |kernel: ShapeKernel| match family {
+            Family::Plain => kernel.block(),
+            Family::Reproducible => self
+                .reproducible_block(&name_of(kernel))
+                .unwrap_or_else(|_| repro::block(self.block)),
+        };
         // What the device runs at once of this very entry point (on the GPU the driver's
         // occupancy: a kernel with many registers fits fewer blocks than the threads allow), so
         // that the grid is one wave, not one and a bit.
         let resident = |kernel: ShapeKernel| {
+            let block = block(kernel);
             self.backend
-                .resident(&name_of(kernel), kernel.block(), 0, self.max_blocks)
-                .unwrap_or_else(|_| plan::resident_blocks(1, kernel.block()))
+                .resident(&name_of(kernel), block, 0, self.max_blocks)
+                .unwrap_or_else(|_| plan::resident_blocks(1, block))
         };
-        let plan = plan_layout(layout, sizes, resident, None);
-        (plan, name_of(plan.kernel))
+        let plan = plan_layout(layout, sizes, family, block, resident, None);
+        (plan, name_of(plan.kernel), sizes)
     }
 
     /// The job of a reduction of `len` elements laid out as `layout`, the segments' offsets in
@@ -188,7 +215,7 @@ impl Reducer {
         offsets: SegmentOffsets<'a>,
         len: usize,
     ) -> Job<'a> {
-        let (plan, kernel) = self.layout_plan::<T, O>(layout);
+        let (plan, kernel, sizes) = self.layout_plan::<T, O>(layout);
         // The kernels' `(segments, segment_len)`: rows and their length, or columns and the
         // rows, or the segments (their lengths come from the offsets).
         let (segments, segment_len, results) = match layout {
@@ -202,7 +229,7 @@ impl Reducer {
             result_bytes: size_of::<O::Device>(),
             work: Work::Shape {
                 plan,
-                sizes: Sizes::of::<T, O>(),
+                sizes,
                 offsets,
                 segments,
                 segment_len,

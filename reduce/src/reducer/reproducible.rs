@@ -24,10 +24,22 @@ struct Reads {
 }
 
 impl Reducer {
-    /// Sums and means of floats (and means of integers) with the reproducible kernel: the same
+    /// Sums and means of floats (and means of integers) with the reproducible kernels: the same
     /// bits for any grid, block size, GPU model and split of the input, at some cost in speed
     /// (see [`crate::reproducible`]). The other reductions are order-independent already and
-    /// do not change. It takes the place of the version for the reductions it covers.
+    /// do not change. It takes the place of the version for the reductions it covers, and of
+    /// the shape kernels in [`Reducer::reduce_each`], [`Reducer::reduce_each_into`] and
+    /// [`Reducer::reduce_segments_into`]: each row's, column's or segment's result is then the
+    /// bits of the reproducible sum (mean) of that row alone, in any batch (batch invariance).
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, Shape, ops::Sum};
+    /// let reducer = Reducer::simulator().with_reproducible(true);
+    /// let matrix: Vec<f32> = (0..7 * 1000).map(|i| (i as f32).cos()).collect();
+    /// let sums = reducer.reduce_each(Sum, &matrix, Shape::rows(7, 1000))?;
+    /// assert_eq!(sums[2].to_bits(), reducer.sum(&matrix[2000..3000])?.to_bits());
+    /// # Ok::<(), reduce_rs::Error>(())
+    /// ```
     ///
     /// ```
     /// use reduce_rs::Reducer;
@@ -265,7 +277,7 @@ impl Reducer {
     /// (the block merge needs a power-of-two number of warps). The sum's bits do not depend on
     /// the block, so this changes only its speed. A kernel that cannot run even one warp per
     /// block is reported as [`Error::BlockTooLarge`] when it is looked up.
-    fn reproducible_block(&self, kernel: &str) -> Result<u32> {
+    pub(super) fn reproducible_block(&self, kernel: &str) -> Result<u32> {
         let chosen = repro::block(self.block);
         let max = self.backend.max_block(kernel)?;
         Ok(if chosen <= max {

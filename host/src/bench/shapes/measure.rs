@@ -11,7 +11,7 @@ use crate::shapes::time_plan;
 use crate::timing::{Timer, Timing, rotation_copies};
 use anyhow::{Context, Result};
 use reduce_rs::backend::gpu::{DeviceBuffer, Gpu};
-use reduce_rs::plan::shapes::{ShapeKernel, plan_for};
+use reduce_rs::plan::shapes::{Family, ShapeKernel, plan_for, plan_reproducible};
 use reduce_rs::plan::{self, Sizes};
 use reduce_rs::{Reducer, Version};
 
@@ -24,12 +24,25 @@ fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
 }
 
 /// Times `case` on the GPU: the read-only kernel over the same bytes, then the library's
-/// choice of kernel and every other kernel that could reduce the shape, each checked.
+/// choice of kernel and every other kernel that could reduce the shape, each checked; where
+/// the reproducible mode covers the reduction, its twins of the shape kernels too.
 pub fn run_case<T: HostElement, O: Checked<T> + Default>(
-    reducer: &Reducer,
+    reducer: &mut Reducer,
     case: &Case,
     timing: Timing,
 ) -> Result<Vec<ShapeRow>> {
+    // The reproducible mode's choice, where the mode covers the reduction (its twins of the
+    // shape kernels are timed beside them).
+    let repro_choice = case
+        .spec()
+        .filter(|_| reduce_rs::plan::reproducible::kernel_for(case.dtype, case.op).is_some())
+        .map(|spec| {
+            reducer.set_reproducible(true);
+            let choice = reducer.plan_each::<T, O>(&spec.shape());
+            reducer.set_reproducible(false);
+            choice
+        });
+    let reducer = &*reducer;
     let gpu = reducer.gpu_backend().context("a GPU")?;
     let pattern = if O::KIND == OpKind::Sum {
         Pattern::SmallIntegers
@@ -114,6 +127,52 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                     run.gpu_ms.unwrap_or(f64::NAN),
                     check,
                 ));
+            }
+            // The reproducible twins: the mode's choice as the library plans it, the others
+            // forced, with its block.
+            if let Some((repro_plan, repro_name)) = repro_choice {
+                let sizes = reduce_rs::plan::reproducible::sizes(T::DTYPE);
+                let block = repro_plan.launch.block;
+                for kernel in ShapeKernel::ALL.iter().copied() {
+                    let name = Family::Reproducible.entry(kernel, T::DTYPE, O::KIND);
+                    let plan = if kernel == repro_plan.kernel {
+                        Some(repro_plan)
+                    } else {
+                        let resident = |kernel: ShapeKernel| {
+                            let name = Family::Reproducible.entry(kernel, T::DTYPE, O::KIND);
+                            gpu.resident(&name, block, 0, None).unwrap_or_else(|_| {
+                                plan::resident_blocks(gpu.info().multiprocessors, block)
+                            })
+                        };
+                        plan_reproducible(&shape, sizes, |_| block, resident, Some(kernel))
+                    };
+                    let Some(plan) = plan else {
+                        continue;
+                    };
+                    let run = time_plan::<T, O>(
+                        reducer,
+                        &input,
+                        &pointers,
+                        &spec,
+                        plan,
+                        name.clone(),
+                        timing,
+                    )?;
+                    let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
+                    if !run.verdict.pass() {
+                        eprintln!(
+                            "error: {name}: {}",
+                            run.verdict.first_failure.unwrap_or_default()
+                        );
+                    }
+                    out.push(row(
+                        "reduce-rs",
+                        name.clone(),
+                        name == repro_name,
+                        run.gpu_ms.unwrap_or(f64::NAN),
+                        check,
+                    ));
+                }
             }
         }
     }

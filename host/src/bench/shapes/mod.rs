@@ -43,6 +43,7 @@ pub fn run(arg: &ShapesArg, options: &BenchOptions) -> Result<bool> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let gpu = reducer.gpu_backend().context("a GPU")?;
     let device = gpu.info().name.clone();
+    let compute_capability = gpu.info().compute_capability;
     let mut rows: Vec<ShapeRow> = Vec::new();
     let cases = arg.all_cases();
     for case in &cases {
@@ -50,7 +51,7 @@ pub fn run(arg: &ShapesArg, options: &BenchOptions) -> Result<bool> {
         let measured = with_dtype_and_op!(
             case.dtype,
             case.op,
-            run_case(&reducer, case, options.timing)
+            run_case(&mut reducer, case, options.timing)
         );
         match measured {
             Ok(case_rows) => rows.extend(case_rows),
@@ -61,12 +62,7 @@ pub fn run(arg: &ShapesArg, options: &BenchOptions) -> Result<bool> {
         }
     }
     let dirs = PeerDirs::of_process(options.peers_dir.as_deref());
-    rows.extend(run_peers(
-        &cases,
-        options,
-        &dirs,
-        gpu.info().compute_capability,
-    ));
+    rows.extend(run_peers(&cases, options, &dirs, compute_capability));
     print!("{}", table::format_table(&cases, &rows, &device));
     println!();
     for path in table::write_files(out, &rows, arg.sweep, &device)? {

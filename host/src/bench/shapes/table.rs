@@ -6,6 +6,7 @@ use super::cases::{Case, CaseShape, SWEEP_ELEMENTS};
 use crate::bench::chart::{Series, write_svg};
 use crate::bench::peers::records::PeerRow;
 use crate::bench::rows::{Check, Tally};
+use crate::shapes::is_reproducible;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -135,8 +136,8 @@ pub fn format_table(cases: &[Case], rows: &[ShapeRow], device: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<34} {:<9} {:<28} {:>10} {:>8} {:>7} {:>9}  check",
-        "case", "impl", "kernel", "µs", "GB/s", "% read", "torch/us"
+        "{:<34} {:<9} {:<36} {:>10} {:>8} {:>7} {:>9} {:>7}  check",
+        "case", "impl", "kernel", "µs", "GB/s", "% read", "torch/us", "/plain"
     );
     for case in cases {
         let label = case.label();
@@ -163,10 +164,19 @@ pub fn format_table(cases: &[Case], rows: &[ShapeRow], device: &str) -> String {
             .iter()
             .find(|r| r.implementation == "torch")
             .map(|r| r.us);
+        // The library's choice of plain kernel: what a reproducible kernel is compared with.
+        let plain = group
+            .iter()
+            .find(|r| r.implementation == "reduce-rs" && r.chosen && !is_reproducible(&r.kernel))
+            .map(|r| r.us);
         for r in &group {
             let pct = read.map_or("-".to_string(), |g| format!("{:.1}", 100.0 * r.gbps / g));
             let ratio = match (torch, r.implementation.as_str()) {
                 (Some(t), "reduce-rs") => format!("{:.2}", t / r.us),
+                _ => "-".into(),
+            };
+            let repro = match plain {
+                Some(p) if is_reproducible(&r.kernel) => format!("{:.2}", r.us / p),
                 _ => "-".into(),
             };
             let kernel = if r.chosen {
@@ -176,13 +186,16 @@ pub fn format_table(cases: &[Case], rows: &[ShapeRow], device: &str) -> String {
             };
             let _ = writeln!(
                 out,
-                "{:<34} {:<9} {:<28} {:>10.2} {:>8.1} {:>7} {:>9}  {}",
-                label, r.implementation, kernel, r.us, r.gbps, pct, ratio, r.check
+                "{:<34} {:<9} {:<36} {:>10.2} {:>8.1} {:>7} {:>9} {:>7}  {}",
+                label, r.implementation, kernel, r.us, r.gbps, pct, ratio, repro, r.check
             );
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(out, "* the kernel the library chooses for the shape");
+    let _ = writeln!(
+        out,
+        "* the kernel the library chooses for the shape (reproducible_…: in the reproducible mode, whose time /plain divides by the plain choice's)"
+    );
     out
 }
 
