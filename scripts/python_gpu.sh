@@ -21,6 +21,8 @@ echo "== pytest python/tests"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== python/examples/greedy_sampler.py"
 python3 python/examples/greedy_sampler.py --steps 50 2>&1 | tee "$OUT/greedy.log" || status=1
+echo "== python/bench/overhead.py"
+python3 python/bench/overhead.py --calls 5000 2>&1 | tee "$OUT/overhead.log" || status=1
 echo "== python/bench/bench_torch.py ${BENCH_ARGS:-}"
 python3 python/bench/bench_torch.py --csv "$OUT/bench.csv" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" || status=1
 exit $status
