@@ -218,8 +218,8 @@ fn check<T: Drawn, O: Checked<T> + Default>(
     let reducer = launch.reducer();
     // The reproducible mode's one documented difference: a float sum that is zero is +0.0,
     // where IEEE addition keeps -0.0 for a sum of -0.0s only. Its reference sees +0.0s.
-    let zero_is_positive = launch.reproducible
-        && matches!(O::KIND, reduce_rs::OpKind::Sum | reduce_rs::OpKind::Mean);
+    let zero_is_positive =
+        launch.reproducible && matches!(O::KIND, reduce_rs::OpKind::Sum | reduce_rs::OpKind::Mean);
     let verify = |got: O::Output, part: &[T], what: &str| -> Result<(), TestCaseError> {
         let negative_zero = T::drawn(Class::NegZero);
         let part: Vec<T> = part
