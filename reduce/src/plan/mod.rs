@@ -3,7 +3,7 @@
 //! (its occupancy, asked of the backend), testable without a GPU. A plan is a [`Job`], which
 //! either backend runs.
 //!
-//! - [`whole`]: the versions' passes over a whole array;
+//! - [`whole`](mod@whole): the versions' passes over a whole array;
 //! - [`launch`]: what every plan is made of (a launch's shape, a pass, sizes);
 //! - [`shapes`]: rows, columns and segments;
 //! - [`reproducible`]: the reproducible sums;
