@@ -392,6 +392,11 @@ pub fn conflict_reason(command: &str, flag: &str, other: &str) -> String {
                     "bench --devices times the f32 sum of the library over several GPUs: leave out {rest}"
                 );
             }
+            if let Some(rest) = pair_with("--ranks") {
+                return format!(
+                    "bench --ranks times the f32 sum and argmax of the library in this process, one rank of a world: leave out {rest}"
+                );
+            }
             if let Some(rest) = pair_with("--accuracy") {
                 return format!(
                     "bench --accuracy measures every version's f32 sum once per size of --accuracy-sizes: leave out {rest}"

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 pub const SIZES_DEFAULT: &str = "2^10..2^28";
 pub const OUT_DEFAULT: &str = "bench-out";
-/// `--devices`' sizes per GPU when `--sizes` is not given: the table.
+/// `--devices`' and `--ranks`' sizes per GPU when `--sizes` is not given: the table.
 pub const DEVICES_SIZES_DEFAULT: [usize; 3] = [1 << 24, 1 << 28, 1 << 30];
 
 /// `bench`'s options. Its modes (the versions' sweep, `--shapes`, `--accuracy`, `--devices`)
@@ -74,6 +74,12 @@ pub struct BenchArgs {
     /// (`all`: every GPU), one process driving them, beside PyTorch + NCCL
     #[arg(long, value_parser = crate::devices::parse_devices, conflicts_with_all = ["shapes", "versions", "dtypes", "block", "ptx_dir", "no_cub", "accuracy"])]
     pub devices: Option<crate::devices::DeviceCount>,
+    /// Instead of the versions: this process is one rank of a world of processes, one per GPU,
+    /// started as torchrun starts them (RANK, WORLD_SIZE, LOCAL_RANK and REDUCE_NCCL_ID_FILE):
+    /// the f32 sum and argmax of --sizes elements per GPU; rank 0 prints the table and writes
+    /// ranks.csv
+    #[arg(long, conflicts_with_all = ["shapes", "versions", "dtypes", "block", "ptx_dir", "no_cub", "no_torch", "peers_dir", "accuracy", "devices"])]
+    pub ranks: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,8 +135,10 @@ pub enum Mode {
     Shapes(ShapesArg),
     /// `--accuracy`: the errors at these sizes.
     Accuracy(Vec<usize>),
-    /// `--devices`: the several-GPU sweep (`sizes` per GPU).
+    /// `--devices`: the several-GPU sweep (`sizes` per GPU), one process.
     Devices(crate::devices::DeviceCount),
+    /// `--ranks`: the several-GPU sweep, this process one rank of a world.
+    Ranks,
 }
 
 /// Everything a bench needs, with the defaults applied.
@@ -160,11 +168,12 @@ impl BenchOptions {
             (Some(shapes), _, _) => Mode::Shapes(shapes.clone()),
             (None, true, _) => Mode::Accuracy(args.accuracy_sizes.0.clone()),
             (None, false, Some(count)) => Mode::Devices(count),
+            (None, false, None) if args.ranks => Mode::Ranks,
             (None, false, None) => Mode::Sweep,
         };
         let sizes = match (&args.sizes, &mode) {
             (Some(list), _) => list.0.clone(),
-            (None, Mode::Devices(_)) => DEVICES_SIZES_DEFAULT.to_vec(),
+            (None, Mode::Devices(_) | Mode::Ranks) => DEVICES_SIZES_DEFAULT.to_vec(),
             (None, _) => parse_sizes(SIZES_DEFAULT).map(|l| l.0).unwrap_or_default(),
         };
         BenchOptions {
@@ -279,6 +288,10 @@ mod tests {
         assert_eq!(devices.sizes, DEVICES_SIZES_DEFAULT);
         let sized = BenchOptions::new(&args(&["--devices", "all", "--sizes", "2^20"]), None);
         assert_eq!(sized.sizes, [1 << 20]);
+        let ranks = BenchOptions::new(&args(&["--ranks", "--repeat", "5"]), None);
+        assert_eq!(ranks.mode, Mode::Ranks);
+        assert_eq!(ranks.sizes, DEVICES_SIZES_DEFAULT);
+        assert_eq!(ranks.timing.repeat, 5);
         let accuracy = BenchOptions::new(&args(&["--accuracy"]), None);
         assert_eq!(
             accuracy.mode,
