@@ -40,6 +40,6 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
         Mode::Shapes(arg) => shapes::run(arg, options),
         Mode::Accuracy(sizes) => accuracy::run(sizes, options),
         Mode::Devices(count) => devices::run(*count, options),
-        Mode::Ranks => devices::run_ranks(options),
+        Mode::Ranks { simulate } => devices::run_ranks(*simulate, options),
     }
 }

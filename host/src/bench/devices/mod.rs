@@ -6,6 +6,8 @@
 //!   `allreduce-scalar`) are read from its CSV and written beside ours to `devices.csv`;
 //! - `reduce-rs bench --ranks`: this process is one rank ([`Rank`]) of a world of processes,
 //!   one GPU each, as torchrun starts them; rank 0 prints the table and writes `ranks.csv`.
+//!   With `--simulate N`: N simulated ranks in threads of this process, without a GPU, checked
+//!   and untimed ([`simulated`]).
 //!
 //! Both time the same four calls of the library with the same loop ([`timed`]: `kernel`,
 //! `allreduce-scalar`, `sum+allreduce`, `argmax+gather`); the `gpus` column says over how many
@@ -13,10 +15,12 @@
 //!
 //! Its layers, each importing only those before it: [`table`] (the rows, their table and CSV),
 //! [`group`] (a [`Rank`] or [`Devices`] behind one interface), [`shards`] (the input and what
-//! each result must be), [`timed`] (the timed loop and its calls), then this file.
+//! each result must be), [`timed`] (the timed loop and its calls), [`simulated`], then this
+//! file.
 
 mod group;
 mod shards;
+mod simulated;
 mod table;
 mod timed;
 
@@ -80,7 +84,20 @@ pub fn run(count: DeviceCount, options: &BenchOptions) -> Result<bool> {
 /// torchrun starts them (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `REDUCE_NCCL_ID_FILE`; see
 /// `reduce_rs::devices::RankConfig::from_env`). Every rank runs the same loop; rank 0 prints
 /// the table and writes `ranks.csv`. `Ok(false)` on every rank when a result was wrong.
-pub fn run_ranks(options: &BenchOptions) -> Result<bool> {
+///
+/// `simulate`: that many simulated ranks in threads of this process instead, checked, untimed.
+pub fn run_ranks(simulate: Option<usize>, options: &BenchOptions) -> Result<bool> {
+    let out = options.out.as_path();
+    if let Some(world) = simulate {
+        check_sizes(world, &options.sizes)?;
+        println!(
+            "bench --ranks --simulate {world}: {world} simulated ranks, threads of this process, in-process exchange (no NCCL); \
+             f32 sum and argmax of --sizes elements per rank, each call run once and checked, nothing timed"
+        );
+        let rows = simulated::run(world, &options.sizes)?;
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        return finish(&rows, &out.join("ranks.csv"));
+    }
     gpu_available().context("bench --ranks times GPUs, one per process")?;
     let config = RankConfig::from_env().context("reading this process's rank")?;
     check_sizes(config.world_size, &options.sizes)?;
@@ -102,22 +119,16 @@ pub fn run_ranks(options: &BenchOptions) -> Result<bool> {
     if !lead {
         return Ok(table::tally(&rows).passed());
     }
-    let out = options.out.as_path();
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     finish(&rows, &out.join("ranks.csv"))
 }
 
-/// Every size at least one element, and every GPU's together countable.
+/// Every GPU's elements together countable (`--sizes` are at least 1 already).
 fn check_sizes(world: usize, sizes: &[usize]) -> Result<()> {
-    for &n in sizes {
-        if n == 0 {
-            bail!("--sizes: every GPU needs at least one element (a size of 0 was given)");
-        }
-        if n.checked_mul(world).is_none() {
-            bail!("{n} elements per GPU over {world} GPUs do not fit in 64 bits");
-        }
+    match sizes.iter().find(|n| n.checked_mul(world).is_none()) {
+        Some(n) => bail!("{n} elements per GPU over {world} GPUs do not fit in 64 bits"),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Prints the table, writes it to `csv`, and says whether every result passed.
