@@ -88,22 +88,28 @@ pub fn run(count: DeviceCount, options: &BenchOptions) -> Result<bool> {
 /// `simulate`: that many simulated ranks in threads of this process instead, checked, untimed.
 pub fn run_ranks(simulate: Option<usize>, options: &BenchOptions) -> Result<bool> {
     let out = options.out.as_path();
+    let create_out =
+        || std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()));
     if let Some(world) = simulate {
         check_sizes(world, &options.sizes)?;
+        create_out()?;
         println!(
             "bench --ranks --simulate {world}: {world} simulated ranks, threads of this process, in-process exchange (no NCCL); \
              f32 sum and argmax of --sizes elements per rank, each call run once and checked, nothing timed"
         );
         let rows = simulated::run(world, &options.sizes)?;
-        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
         return finish(&rows, &out.join("ranks.csv"));
     }
     gpu_available().context("bench --ranks times GPUs, one per process")?;
     let config = RankConfig::from_env().context("reading this process's rank")?;
     check_sizes(config.world_size, &options.sizes)?;
+    if config.rank == 0 {
+        create_out()?;
+    }
     let rank = Rank::new(config)
         .context("joining the other ranks (RANK, WORLD_SIZE, LOCAL_RANK, REDUCE_NCCL_ID_FILE)")?;
     let group = Group::Rank(rank);
+    same_on_every_rank(&group, &options.sizes, options.timing)?;
     let clocks = Clocks::new(&group)?;
     let lead = group.first_rank() == 0;
     if lead {
@@ -119,8 +125,29 @@ pub fn run_ranks(simulate: Option<usize>, options: &BenchOptions) -> Result<bool
     if !lead {
         return Ok(table::tally(&rows).passed());
     }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     finish(&rows, &out.join("ranks.csv"))
+}
+
+/// Every rank was started with the same `--sizes`, `--repeat` and `--warmup`: the collectives
+/// and gathers that follow need it.
+fn same_on_every_rank(group: &Group, sizes: &[usize], timing: Timing) -> Result<()> {
+    let hash = sizes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &n| {
+        (h ^ n as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    // 52 bits of the hash: an f64 holds them exactly.
+    let mine = vec![
+        f64::from(timing.warmup),
+        f64::from(timing.repeat),
+        (hash >> 12) as f64,
+    ];
+    let all = group.gather(vec![mine.clone()])?;
+    match all.iter().position(|theirs| *theirs != mine) {
+        Some(other) => bail!(
+            "rank {other} was started with other --sizes, --repeat or --warmup than rank {}: every rank needs the same",
+            group.first_rank()
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Every GPU's elements together countable (`--sizes` are at least 1 already).
@@ -184,5 +211,38 @@ fn torch_peer(dirs: &PeerDirs, n: usize, sizes: &[usize], timing: Timing, out: &
             eprintln!("note: PyTorch's rows are left out: {error:#}");
             Vec::new()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_started_with_other_sizes_are_refused_on_every_rank() {
+        let timing = Timing {
+            warmup: 3,
+            repeat: 20,
+        };
+        let agree = |sizes: Vec<Vec<usize>>| -> Vec<String> {
+            let threads: Vec<_> = Rank::simulated(sizes.len())
+                .into_iter()
+                .zip(sizes)
+                .map(|(rank, sizes)| {
+                    std::thread::spawn(move || {
+                        same_on_every_rank(&Group::Rank(rank), &sizes, timing)
+                            .map_or_else(|e| e.to_string(), |()| "same".into())
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        };
+        assert_eq!(agree(vec![vec![1 << 10, 5]; 3]), ["same"; 3]);
+        let refused = agree(vec![vec![1 << 10], vec![1 << 10], vec![1 << 11]]);
+        assert!(
+            refused[0].starts_with("rank 2 was started with other --sizes"),
+            "{refused:?}"
+        );
+        assert!(refused[2].starts_with("rank 0 was started"), "{refused:?}");
     }
 }

@@ -20,7 +20,7 @@ use super::shards::{DeviceShard, Expected, host_shards};
 use super::table::{OURS, Row};
 use crate::bench::rows::Check;
 use crate::timing::{PREROLL_NS, Timer, Timing, median};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaView, sys};
 use reduce_rs::devices::DeviceResult;
 use reduce_rs::ops::Sum;
@@ -180,6 +180,9 @@ pub fn report(group: &Group, op: &str, n: usize, bytes: usize, found: Found) -> 
         })
         .collect();
     let all = group.gather(mine)?;
+    if all.iter().any(|r| r.len() != runs + 2) {
+        bail!("{op}: the ranks timed different numbers of runs");
+    }
     let slowest = |k: usize| all.iter().map(|r| r[k]).fold(f64::MIN, f64::max);
     let fastest = |k: usize| all.iter().map(|r| r[k]).fold(f64::MAX, f64::min);
     let (mut slow, mut fast): (Vec<f64>, Vec<f64>) =
