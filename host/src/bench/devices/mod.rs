@@ -18,11 +18,11 @@
 //! each result must be), [`timed`] (the timed loop and its calls), [`simulated`], then this
 //! file.
 
-mod group;
-mod shards;
-mod simulated;
-mod table;
-mod timed;
+pub mod group;
+pub mod shards;
+pub mod simulated;
+pub mod table;
+pub mod timed;
 
 use super::options::BenchOptions;
 use super::peers::locate::PeerDirs;
