@@ -281,7 +281,11 @@ fn refusal(command: &str, args: &[OsString], error: &clap::Error) -> Option<Stri
 }
 
 /// Flags that only mean something beside another (declared with clap's `requires`).
-const REQUIRES: [(&str, &str); 2] = [("--columns", "--rows"), ("--accuracy-sizes", "--accuracy")];
+const REQUIRES: [(&str, &str); 3] = [
+    ("--columns", "--rows"),
+    ("--accuracy-sizes", "--accuracy"),
+    ("--simulate", "--ranks"),
+];
 
 /// `arg` is `flag` or `flag=…`.
 fn is_flag(arg: &OsString, flag: &str) -> bool {
@@ -312,7 +316,7 @@ const NOT_FOR_BENCH: [(&str, &str); 11] = [
     ),
     (
         "--backend",
-        "bench times the GPU; the simulator has no timing (`reduce-rs all --backend sim` checks every version)",
+        "bench times the GPU; the simulator has no timing (`reduce-rs all --backend sim` checks every version, `bench --ranks --simulate N` the several-GPU calls)",
     ),
     ("--input", "bench generates its inputs"),
     (
@@ -390,6 +394,16 @@ pub fn conflict_reason(command: &str, flag: &str, other: &str) -> String {
             if let Some(rest) = pair_with("--devices") {
                 return format!(
                     "bench --devices times the f32 sum of the library over several GPUs: leave out {rest}"
+                );
+            }
+            if let Some(rest) = pair_with("--simulate") {
+                return format!(
+                    "bench --ranks --simulate checks simulated ranks once per call and times nothing: leave out {rest}"
+                );
+            }
+            if let Some(rest) = pair_with("--ranks") {
+                return format!(
+                    "bench --ranks times the f32 sum and argmax of the library in this process, one rank of a world: leave out {rest}"
                 );
             }
             if let Some(rest) = pair_with("--accuracy") {
@@ -628,6 +642,8 @@ mod tests {
             &["bench", "--dtype", "f64"],
             &["bench", "--shapes", "table", "--out", "x"],
             &["bench", "--devices", "2", "--sizes", "2^24"],
+            &["bench", "--ranks", "--sizes", "2^24", "--repeat", "5"],
+            &["bench", "--ranks", "--simulate", "2", "--out", "x"],
             &["bench", "--accuracy", "--versions", "v8"],
         ] {
             assert!(parse_cli(args).is_ok(), "{args:?}: {}", error(args));
@@ -676,6 +692,18 @@ mod tests {
             (
                 &["bench", "--dtype", "f32", "--dtypes", "f64"],
                 "give --dtypes once",
+            ),
+            (
+                &["bench", "--ranks", "--shapes", "table"],
+                "bench --ranks times",
+            ),
+            (
+                &["bench", "--ranks", "--simulate", "2", "--warmup", "1"],
+                "times nothing: leave out --warmup",
+            ),
+            (
+                &["bench", "--simulate", "2"],
+                "--simulate goes with --ranks",
             ),
         ] {
             let text = refused(args);

@@ -444,6 +444,9 @@ fn commands_have_their_own_options_and_refuse_the_others_in_one_line() {
         &["bench", "--n", "1000"],
         &["bench", "--op", "max"],
         &["bench", "--devices", "2", "--shapes", "table"],
+        &["bench", "--ranks", "--devices", "2"],
+        &["bench", "--simulate", "2"],
+        &["bench", "--ranks", "--simulate", "2", "--repeat", "3"],
         &["bench", "--accuracy", "--dtypes", "f64"],
         &["v8", "--input", "data.npy", "--seed", "3"],
         &["v8", "--devices", "2", "--block", "256"],
@@ -470,6 +473,7 @@ fn bench_without_a_gpu_is_one_line_and_exit_status_2() {
         &["bench", "--shapes", "table", "--out", out],
         &["bench", "--accuracy", "--out", out],
         &["bench", "--devices", "2", "--out", out],
+        &["bench", "--ranks", "--out", out],
         &["bench", "--peers-dir", "/nowhere", "--out", out],
     ] {
         let output = reduce_rs(args);
@@ -481,6 +485,55 @@ fn bench_without_a_gpu_is_one_line_and_exit_status_2() {
             "{args:?}: {text}"
         );
     }
+}
+
+#[test]
+fn bench_ranks_on_simulated_ranks_checks_every_call_without_timing() {
+    let out = std::env::temp_dir().join(format!("reduce-rs-cli-ranks-{}", std::process::id()));
+    let output = reduce_rs(&[
+        "bench",
+        "--ranks",
+        "--simulate",
+        "3",
+        "--sizes",
+        "1000,2^12+1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}{}", stderr(&output));
+    assert!(text.contains("3 simulated ranks"), "{text}");
+    for (op, per_gpu) in [
+        ("kernel", 1000),
+        ("sum+allreduce", 1000),
+        ("argmax+gather", 4097),
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.contains(&format!(" {op} ")) && l.contains(&format!(" {per_gpu} ")))
+            .unwrap_or_else(|| panic!("no {op} row at {per_gpu}:\n{text}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        // impl op gpus per_gpu n µs µs_min GB/s late check: nothing timed, every check passed.
+        assert_eq!(
+            cells[..5],
+            [
+                "reduce-rs",
+                op,
+                "3",
+                &per_gpu.to_string(),
+                &(3 * per_gpu).to_string()
+            ],
+            "{row}"
+        );
+        assert_eq!(cells[5..], ["-", "-", "-", "-", "PASS"], "{row}");
+    }
+    let csv = std::fs::read_to_string(out.join("ranks.csv")).expect("ranks.csv");
+    assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
+    assert!(
+        csv.contains("reduce-rs,argmax+gather,3,4097,12291,,,,PASS"),
+        "{csv}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]

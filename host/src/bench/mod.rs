@@ -1,7 +1,7 @@
 //! `reduce-rs bench`: timings on the GPU beside the read-only kernel and the peers (CUB, the
 //! CUDA C++ versions, PyTorch), in four modes: the versions' sweep ([`sweep`]), reductions of a
 //! shape ([`shapes`], `--shapes`), the error of the sums ([`accuracy`], `--accuracy`) and
-//! several GPUs ([`devices`], `--devices`).
+//! several GPUs ([`devices`]: `--devices`, one process; `--ranks`, one process per GPU).
 //!
 //! Its layers, each importing only those below it:
 //! - [`options`]: the command line and [`BenchOptions`], the defaults applied;
@@ -40,5 +40,6 @@ pub fn run(options: &BenchOptions) -> Result<bool> {
         Mode::Shapes(arg) => shapes::run(arg, options),
         Mode::Accuracy(sizes) => accuracy::run(sizes, options),
         Mode::Devices(count) => devices::run(*count, options),
+        Mode::Ranks { simulate } => devices::run_ranks(*simulate, options),
     }
 }

@@ -12,8 +12,23 @@ use std::path::PathBuf;
 
 pub const SIZES_DEFAULT: &str = "2^10..2^28";
 pub const OUT_DEFAULT: &str = "bench-out";
-/// `--devices`' sizes per GPU when `--sizes` is not given: the table.
+/// `--devices`' and `--ranks`' sizes per GPU when `--sizes` is not given: the table.
 pub const DEVICES_SIZES_DEFAULT: [usize; 3] = [1 << 24, 1 << 28, 1 << 30];
+/// `--ranks --simulate`'s sizes per rank when `--sizes` is not given: the simulator runs every
+/// thread of every block, so sizes the GPU reads in microseconds take it seconds.
+pub const SIMULATED_SIZES_DEFAULT: [usize; 2] = [1 << 10, (1 << 14) + 3];
+/// The most ranks `--simulate` starts (one thread each).
+pub const MAX_SIMULATED_RANKS: usize = 64;
+
+/// `--simulate`: a count of ranks, 1 to [`MAX_SIMULATED_RANKS`].
+pub fn parse_simulated(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n @ 1..=MAX_SIMULATED_RANKS) => Ok(n),
+        _ => Err(format!(
+            "`{text}` is not a count of simulated ranks (1 to {MAX_SIMULATED_RANKS})"
+        )),
+    }
+}
 
 /// `bench`'s options. Its modes (the versions' sweep, `--shapes`, `--accuracy`, `--devices`)
 /// declare the options they ignore as conflicts, so clap refuses them.
@@ -26,7 +41,7 @@ pub struct BenchArgs {
     pub dtypes: Option<DTypeList>,
     /// Element counts: a comma list (2^20,1e6,32M) and/or ranges a..b[:s] of powers of two with
     /// exponent step s (default 2: 2^10..2^28 is every power of 4) [default: 2^10..2^28; with
-    /// --devices 2^24,2^28,2^30 per GPU]
+    /// --devices or --ranks 2^24,2^28,2^30 per GPU; with --simulate 2^10,2^14+3]
     #[arg(long, value_parser = parse_sizes, allow_negative_numbers = true)]
     pub sizes: Option<SizeList>,
     /// Versions in the order of the table (the speedup column compares each with the previous):
@@ -74,6 +89,16 @@ pub struct BenchArgs {
     /// (`all`: every GPU), one process driving them, beside PyTorch + NCCL
     #[arg(long, value_parser = crate::devices::parse_devices, conflicts_with_all = ["shapes", "versions", "dtypes", "block", "ptx_dir", "no_cub", "accuracy"])]
     pub devices: Option<crate::devices::DeviceCount>,
+    /// Instead of the versions: this process is one rank of a world of processes, one per GPU,
+    /// started as torchrun starts them (RANK, WORLD_SIZE, LOCAL_RANK and REDUCE_NCCL_ID_FILE):
+    /// the f32 sum and argmax of --sizes elements per GPU; rank 0 prints the table and writes
+    /// ranks.csv
+    #[arg(long, conflicts_with_all = ["shapes", "versions", "dtypes", "block", "ptx_dir", "no_cub", "no_torch", "peers_dir", "accuracy", "devices"])]
+    pub ranks: bool,
+    /// With --ranks: N simulated ranks, threads of this process, instead of the processes (no
+    /// GPU needed): every call run once and checked, nothing timed
+    #[arg(long, value_name = "N", value_parser = parse_simulated, requires = "ranks", conflicts_with_all = ["repeat", "warmup"])]
+    pub simulate: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,8 +154,11 @@ pub enum Mode {
     Shapes(ShapesArg),
     /// `--accuracy`: the errors at these sizes.
     Accuracy(Vec<usize>),
-    /// `--devices`: the several-GPU sweep (`sizes` per GPU).
+    /// `--devices`: the several-GPU sweep (`sizes` per GPU), one process.
     Devices(crate::devices::DeviceCount),
+    /// `--ranks`: the several-GPU sweep, this process one rank of a world (`simulate`: that
+    /// many simulated ranks in threads, untimed).
+    Ranks { simulate: Option<usize> },
 }
 
 /// Everything a bench needs, with the defaults applied.
@@ -160,11 +188,15 @@ impl BenchOptions {
             (Some(shapes), _, _) => Mode::Shapes(shapes.clone()),
             (None, true, _) => Mode::Accuracy(args.accuracy_sizes.0.clone()),
             (None, false, Some(count)) => Mode::Devices(count),
+            (None, false, None) if args.ranks => Mode::Ranks {
+                simulate: args.simulate,
+            },
             (None, false, None) => Mode::Sweep,
         };
         let sizes = match (&args.sizes, &mode) {
             (Some(list), _) => list.0.clone(),
-            (None, Mode::Devices(_)) => DEVICES_SIZES_DEFAULT.to_vec(),
+            (None, Mode::Ranks { simulate: Some(_) }) => SIMULATED_SIZES_DEFAULT.to_vec(),
+            (None, Mode::Devices(_) | Mode::Ranks { .. }) => DEVICES_SIZES_DEFAULT.to_vec(),
             (None, _) => parse_sizes(SIZES_DEFAULT).map(|l| l.0).unwrap_or_default(),
         };
         BenchOptions {
@@ -279,6 +311,14 @@ mod tests {
         assert_eq!(devices.sizes, DEVICES_SIZES_DEFAULT);
         let sized = BenchOptions::new(&args(&["--devices", "all", "--sizes", "2^20"]), None);
         assert_eq!(sized.sizes, [1 << 20]);
+        let ranks = BenchOptions::new(&args(&["--ranks", "--repeat", "5"]), None);
+        assert_eq!(ranks.mode, Mode::Ranks { simulate: None });
+        assert_eq!(ranks.sizes, DEVICES_SIZES_DEFAULT);
+        assert_eq!(ranks.timing.repeat, 5);
+        let simulated = BenchOptions::new(&args(&["--ranks", "--simulate", "3"]), None);
+        assert_eq!(simulated.mode, Mode::Ranks { simulate: Some(3) });
+        assert_eq!(simulated.sizes, SIMULATED_SIZES_DEFAULT);
+        assert!(parse_simulated("0").is_err() && parse_simulated("65").is_err());
         let accuracy = BenchOptions::new(&args(&["--accuracy"]), None);
         assert_eq!(
             accuracy.mode,
