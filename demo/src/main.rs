@@ -7,7 +7,10 @@ use reduce_rs::{Reducer, gpu_available};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // "shipped": the library embeds the PTX it ships, so building it needed no nightly.
-    println!("reduce-rs kernels: {}", reduce_rs::internals::ptx::STATUS);
+    println!(
+        "reduce-rs kernels: {}",
+        reduce_rs::backend::gpu::ptx::STATUS
+    );
 
     // 1000 × (0 + 1 + … + 99): every partial sum is an integer below 2^24, exact in f32.
     let data: Vec<f32> = (0..100_000).map(|i| (i % 100) as f32).collect();
