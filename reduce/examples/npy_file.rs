@@ -11,7 +11,13 @@ use npyz::WriterBuilder;
 use reduce_rs::Reducer;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = match std::env::args().nth(1) {
+    run(std::env::args().nth(1))
+}
+
+/// Reduces the file at `given`, or a file of its own (and checks the results) without one.
+fn run(given: Option<String>) -> Result<(), Box<dyn std::error::Error>> {
+    let checked = given.is_none();
+    let path = match given {
         Some(path) => std::path::PathBuf::from(path),
         None => {
             let path =
@@ -43,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         reducer.mean(&data)?,
     );
     println!("sum {sum}, max {max:?}, mean {mean:?}");
-    if std::env::args().nth(1).is_none() {
+    if checked {
         assert_eq!(sum, 24_975_000.0);
         assert_eq!(max, Some(499.5));
         std::fs::remove_file(&path)?;
@@ -55,6 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 mod tests {
     #[test]
     fn runs() {
-        super::main().unwrap();
+        // Not `main`: under `cargo test`, the arguments are the test harness's.
+        super::run(None).unwrap();
     }
 }
