@@ -12,12 +12,16 @@
 //! three keys (`descr`, `fortran_order`, `shape`), and every count in it is checked before
 //! anything is allocated, so a header that lies costs nothing but its error line.
 
+mod error;
 mod literal;
 
 use crate::element::{DType, HostElement};
 use anyhow::{Result, anyhow, bail};
+use error::fail;
 use literal::{Literal, shown};
 use std::path::Path;
+
+pub use error::FileError;
 
 /// A loaded input: its element type, shape and bytes (little-endian elements).
 #[derive(Debug)]
@@ -58,15 +62,6 @@ impl Loaded {
         }
         elements
     }
-}
-
-/// Why a file's bytes are not an input: one line, without the file's name.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct FileError(pub String);
-
-fn fail<T>(message: impl Into<String>) -> Result<T, FileError> {
-    Err(FileError(message.into()))
 }
 
 /// The first bytes of every `.npy` file.
