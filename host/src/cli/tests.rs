@@ -2,6 +2,10 @@
 //! says why the rest is refused.
 
 use super::*;
+use crate::element::{DType, OpKind};
+use crate::input::Pattern;
+use crate::run::BackendChoice;
+use reduce_rs::Version;
 
 fn parse_cli(args: &[&str]) -> Result<Cli, ParseError> {
     parse(std::iter::once("reduce-rs").chain(args.iter().copied())).map(|(cli, _)| cli)
