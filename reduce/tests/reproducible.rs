@@ -2,39 +2,19 @@
 //! offset and thread schedule, the same bits as the host's fold of `PartialSum`, and partial
 //! sums of any split that merge to the same bits.
 
+mod common;
+
+use common::bottom::{
+    bottom_f32_inputs, bottom_f64_inputs, round_f32, round_f64, shuffle, some_shapes, tiny_f32,
+    tiny_f64, units_f32, units_f64,
+};
+use common::{reducer, shapes, wide_f32};
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use reduce_rs::ops::{Mean, Sum};
 use reduce_rs::reproducible::PartialSum;
 use reduce_rs::{Reducer, Schedule};
-
-/// Launch shapes: block sizes × grid limits (None: the simulated GPU's resident blocks).
-fn shapes() -> Vec<(u32, Option<u32>)> {
-    let mut shapes = Vec::new();
-    for block in [64, 128, 256, 512, 1024] {
-        for grid in [Some(1), Some(2), Some(3), Some(7), None] {
-            shapes.push((block, grid));
-        }
-    }
-    shapes
-}
-
-fn reducer(block: u32, grid: Option<u32>, schedule: Schedule) -> Reducer {
-    let mut reducer = Reducer::simulator_with(schedule)
-        .with_reproducible(true)
-        .with_block_size(block)
-        .unwrap();
-    reducer.set_max_blocks(grid);
-    reducer
-}
-
-/// Values over a wide range of magnitudes and both signs: rounding order would show.
-fn wide_f32(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
-    (0..n)
-        .map(|_| rng.random_range(-1.0f32..1.0) * 2f32.powi(rng.random_range(-20..20)))
-        .collect()
-}
 
 #[test]
 fn f32_sums_have_the_same_bits_for_every_launch_shape_and_offset() {
@@ -256,110 +236,6 @@ fn partial_sums_of_any_split_merge_to_the_whole() {
     }
     assert_eq!(r.merge_partial_sums::<f32>(&[]).unwrap().to_bits(), 0);
     assert_eq!(r.partial_sum::<f32, _>(&[]).unwrap(), PartialSum::EMPTY);
-}
-
-// The bottom of the float range: subnormals and the smallest normals. Every f32 is a whole
-// number of 2^-149 and every f64 of 2^-1074 ("units"); the exact sum of such inputs is an
-// integer, and the reproducible sum of values this small is that integer rounded once.
-
-/// `x` in units of 2^-149, exactly (for |x| < 2^-29).
-fn units_f32(x: f32) -> i128 {
-    let scaled = f64::from(x) * 2f64.powi(149);
-    assert!(scaled.abs() < 2f64.powi(120) && scaled.fract() == 0.0);
-    scaled as i128
-}
-
-/// `x` in units of 2^-1074, exactly (for |x| < 2^-954).
-fn units_f64(x: f64) -> i128 {
-    let scaled = x * 2f64.powi(600) * 2f64.powi(474);
-    assert!(scaled.abs() < 2f64.powi(120) && scaled.fract() == 0.0);
-    scaled as i128
-}
-
-/// `n` units of 2^-149 rounded once to f32 (exact in f64 first: |n| < 2^53).
-fn round_f32(n: i128) -> f32 {
-    assert!(n.unsigned_abs() < 1 << 53);
-    (n as f64 * 2f64.powi(-149)) as f32
-}
-
-/// `n` units of 2^-1074 rounded once to f64 (`as f64` rounds an i128 to nearest, then the
-/// scaling is exact: a result below 2^-1022 has fewer than 53 bits and was not rounded).
-fn round_f64(n: i128) -> f64 {
-    n as f64 * 2f64.powi(-600) * 2f64.powi(-474)
-}
-
-/// Random mantissa and sign, magnitude `2^low ≤ |x| < 2^high`, or a subnormal (exponent
-/// field 0) for exponents below the smallest normal's.
-fn tiny_f32(rng: &mut ChaCha8Rng, low: i32, high: i32) -> f32 {
-    let field = (rng.random_range(low..high) + 127).max(0) as u32;
-    let sign = rng.random_range(0..2u32) << 31;
-    f32::from_bits(sign | field << 23 | rng.random_range(0..1u32 << 23))
-}
-
-fn tiny_f64(rng: &mut ChaCha8Rng, low: i32, high: i32) -> f64 {
-    let field = (rng.random_range(low..high) + 1023).max(0) as u64;
-    let sign = rng.random_range(0..2u64) << 63;
-    f64::from_bits(sign | field << 52 | rng.random_range(0..1u64 << 52))
-}
-
-/// Inputs at the bottom of the f32 range: (name, values). Every magnitude is below 2^-119,
-/// where the reproducible sum is exact before its one rounding.
-fn bottom_f32_inputs(rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f32>)> {
-    let subnormals: Vec<f32> = (0..6_007).map(|_| tiny_f32(rng, -150, -126)).collect();
-    let mixed: Vec<f32> = (0..9_001).map(|_| tiny_f32(rng, -150, -119)).collect();
-    let straddling: Vec<f32> = (0..5_003u32)
-        .map(|i| f32::from_bits(0x0080_0000 + i % 11 - 5) * if i % 3 == 0 { -1.0 } else { 1.0 })
-        .collect();
-    let mut cancelling: Vec<f32> = mixed[..3000].iter().flat_map(|&x| [x, -x]).collect();
-    cancelling.extend([f32::from_bits(5), -f32::from_bits(2)]);
-    shuffle(rng, &mut cancelling);
-    vec![
-        ("one smallest subnormal", vec![f32::from_bits(1)]),
-        ("smallest subnormals", vec![f32::from_bits(1); 4_099]),
-        ("subnormals", subnormals),
-        ("subnormals and tiny normals", mixed),
-        ("straddling 2^-126", straddling),
-        ("cancelling to 3·2^-149", cancelling),
-    ]
-}
-
-fn bottom_f64_inputs(rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f64>)> {
-    let subnormals: Vec<f64> = (0..6_007).map(|_| tiny_f64(rng, -1075, -1022)).collect();
-    let mixed: Vec<f64> = (0..9_001).map(|_| tiny_f64(rng, -1075, -976)).collect();
-    let near: Vec<f64> = (0..5_003).map(|_| tiny_f64(rng, -1013, -996)).collect();
-    let straddling: Vec<f64> = (0..5_003u64)
-        .map(|i| f64::from_bits((1 << 52) + i % 11 - 5) * if i % 3 == 0 { -1.0 } else { 1.0 })
-        .collect();
-    let mut cancelling: Vec<f64> = mixed[..3000].iter().flat_map(|&x| [x, -x]).collect();
-    cancelling.push(f64::from_bits(1));
-    shuffle(rng, &mut cancelling);
-    vec![
-        ("one smallest subnormal", vec![f64::from_bits(1)]),
-        ("smallest subnormals", vec![f64::from_bits(1); 4_099]),
-        ("subnormals", subnormals),
-        ("subnormals and tiny normals", mixed),
-        ("around 1e-300 to 1e-305", near),
-        ("straddling 2^-1022", straddling),
-        ("cancelling to 2^-1074", cancelling),
-    ]
-}
-
-fn shuffle<T>(rng: &mut ChaCha8Rng, xs: &mut [T]) {
-    for i in (1..xs.len()).rev() {
-        xs.swap(i, rng.random_range(0..=i));
-    }
-}
-
-/// Launch shapes for the bottom-of-the-range tests (fewer than [`shapes`]: many inputs).
-fn some_shapes() -> [(u32, Option<u32>); 6] {
-    [
-        (64, Some(1)),
-        (64, Some(3)),
-        (128, Some(7)),
-        (256, None),
-        (512, Some(2)),
-        (1024, None),
-    ]
 }
 
 #[test]
