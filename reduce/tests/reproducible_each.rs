@@ -67,8 +67,8 @@ rows_of! {
 }
 
 /// The host's fold of `row` (the bits of the reproducible sum of `row` alone, which the
-/// whole-array tests of `reproducible.rs` hold the kernels to): the sum, or the mean (`None`
-/// when empty).
+/// whole-array tests of `reproducible_whole.rs` hold the kernels to): the sum, or the mean
+/// (`None` when empty).
 fn fold_bits<T: Row>(mean: bool, row: &[T]) -> u64 {
     let sum = PartialSum::of(row.iter().map(|x| x.fold())).value();
     match (mean, row.len()) {

@@ -1,6 +1,10 @@
-//! The reproducible mode on the simulator: the same bits for every block size, grid, input
-//! offset and thread schedule, the same bits as the host's fold of `PartialSum`, and partial
-//! sums of any split that merge to the same bits.
+//! The reproducible mode on whole arrays, on the simulator: the same bits for every block size,
+//! grid, input offset and thread schedule, the same bits as the host's fold of `PartialSum`;
+//! half-precision inputs and means; the other reductions unchanged.
+//!
+//! The mode's other tests: `reproducible_each.rs` (rows, columns, segments),
+//! `reproducible_edges.rs` (special values, the bottom of the float range),
+//! `reproducible_partial.rs` (partial sums and their merging).
 
 mod common;
 
