@@ -15,7 +15,7 @@ use host::report::{
     error_line, format_list, print_header, print_outcome, print_row, print_table_header,
     terminal_width,
 };
-use host::run::{BackendChoice, Case, Source, check_fits, describe, open_backend, run_versions};
+use host::run::{BackendChoice, RunCase, Source, check_fits, describe, open_backend, run_versions};
 use host::shapes::{self, ShapeSpec};
 use host::sim_time::{self, NEEDS_YES, Progress, SAY_ESTIMATE};
 use host::size::size_label;
@@ -192,7 +192,7 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
             },
         ),
     };
-    let case = Case {
+    let case = RunCase {
         dtype,
         op: cli.op,
         len,
@@ -277,7 +277,7 @@ fn reproducible_line(dtype: reduce_rs::DType, op: reduce_rs::OpKind) -> String {
 
 /// Says how long a simulator run will take when that is over a minute, and refuses runs over
 /// ten minutes without `--yes`: an unnoticed 2^31 would otherwise run for half an hour.
-fn check_simulator_time(versions: &[Version], case: &Case, yes: bool, file: bool) -> Result<()> {
+fn check_simulator_time(versions: &[Version], case: &RunCase, yes: bool, file: bool) -> Result<()> {
     let estimate = sim_time::estimate(versions, case.len);
     if estimate <= SAY_ESTIMATE {
         return Ok(());
@@ -366,7 +366,7 @@ fn run_devices(
             },
         ),
     };
-    let case = Case {
+    let case = RunCase {
         dtype,
         op: cli.op,
         len,
@@ -399,7 +399,7 @@ fn run_devices(
 
 fn devices_typed<T: host::element::HostElement, O: host::reference::Checked<T> + Default>(
     devices: &reduce_rs::devices::Devices,
-    case: &Case,
+    case: &RunCase,
     loaded: Option<&file::Loaded>,
     timing: Timing,
 ) -> Result<bool> {

@@ -1,7 +1,7 @@
 //! What the command line prints: one version in detail, or every version as a table whose rows
 //! appear as the versions finish.
 
-use crate::run::{Case, Measure, Outcome, Source};
+use crate::run::{Measure, Outcome, RunCase, Source};
 use reduce_rs::Version;
 use reduce_rs::plan::Pass;
 
@@ -40,7 +40,7 @@ pub fn origin_text(version: Version) -> String {
     }
 }
 
-pub fn print_header(backend: &str, case: &Case) {
+pub fn print_header(backend: &str, case: &RunCase) {
     println!("backend  {backend}");
     let source = match &case.source {
         Source::Generated { pattern, seed } => format!("{}, seed {seed}", pattern.name()),
@@ -68,7 +68,7 @@ fn tolerance_text(outcome: &Outcome) -> String {
 }
 
 /// One version in detail.
-pub fn print_outcome(case: &Case, outcome: &Outcome) {
+pub fn print_outcome(case: &RunCase, outcome: &Outcome) {
     let v = outcome.version;
     println!();
     println!("{} {} — {}", v.name(), v.slug(), v.technique());
@@ -143,7 +143,7 @@ pub fn print_table_header() {
 }
 
 /// One version's row (`all`), printed as soon as it finishes.
-pub fn print_row(case: &Case, version: Version, result: &Result<Outcome, String>) {
+pub fn print_row(case: &RunCase, version: Version, result: &Result<Outcome, String>) {
     match result {
         Ok(outcome) => {
             let first = outcome.passes[0].shape;

@@ -60,9 +60,10 @@ pub enum Source {
     File { path: String },
 }
 
-/// One input and operation.
+/// What a run reduces with each of its versions: one input and operation, and the launch
+/// limits.
 #[derive(Clone, Debug)]
-pub struct Case {
+pub struct RunCase {
     pub dtype: DType,
     pub op: OpKind,
     pub len: usize,
@@ -100,7 +101,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// Input bytes over the first pass's time: comparable with the tutorial's figures.
-    pub fn first_pass_gbps(&self, case: &Case) -> Option<f64> {
+    pub fn first_pass_gbps(&self, case: &RunCase) -> Option<f64> {
         match self.measure {
             Measure::Gpu { first_pass_ms, .. } => {
                 Some((case.len * case.dtype.size()) as f64 / (first_pass_ms * 1e-3) / 1e9)
@@ -124,7 +125,7 @@ pub enum Step {
 pub fn run_versions(
     reducer: &mut Reducer,
     versions: &[Version],
-    case: &Case,
+    case: &RunCase,
     loaded: Option<&Loaded>,
     timing: Timing,
     mut started: impl FnMut(Step),
@@ -148,7 +149,7 @@ pub fn run_versions(
 
 /// Refuses, before any allocation, an input that cannot fit: on the GPU, or in host memory,
 /// where it is made first.
-pub fn check_fits(reducer: &Reducer, case: &Case) -> Result<()> {
+pub fn check_fits(reducer: &Reducer, case: &RunCase) -> Result<()> {
     let gib = |bytes: usize| bytes as f64 / f64::from(1u32 << 30);
     let Some(bytes) = case.len.checked_mul(case.dtype.size()) else {
         bail!(
@@ -198,7 +199,7 @@ pub fn host_available_memory() -> Option<usize> {
 fn run_typed<T: HostElement, O: Checked<T> + Default>(
     reducer: &mut Reducer,
     versions: &[Version],
-    case: &Case,
+    case: &RunCase,
     loaded: Option<&Loaded>,
     timing: Timing,
     started: &mut dyn FnMut(Step),
@@ -309,7 +310,7 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
 fn run_reproducible<T: HostElement, O: Checked<T> + Default>(
     reducer: &Reducer,
     version: Version,
-    case: &Case,
+    case: &RunCase,
     input: &[T],
     expected: &O::Expected,
     gpu_input: Option<u64>,

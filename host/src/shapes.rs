@@ -364,7 +364,7 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
 /// when a result is wrong.
 pub fn run_case(
     reducer: &Reducer,
-    case: &crate::run::Case,
+    case: &crate::run::RunCase,
     loaded: Option<&crate::file::Loaded>,
     spec: &ShapeSpec,
     timing: Timing,
@@ -378,7 +378,7 @@ pub fn run_case(
 
 fn run_case_typed<T: HostElement, O: Checked<T> + Default>(
     reducer: &Reducer,
-    case: &crate::run::Case,
+    case: &crate::run::RunCase,
     loaded: Option<&crate::file::Loaded>,
     spec: &ShapeSpec,
     timing: Timing,

@@ -37,7 +37,7 @@ use copies::{
 use host::element::{DType, OpKind};
 use host::input::{Pattern, generate};
 use host::reference::Checked;
-use host::run::{Case, Outcome, Source};
+use host::run::{Outcome, RunCase, Source};
 use host::shapes::{ShapeSpec, run_and_check};
 use kernels_gpu::element::Element;
 use kernels_gpu::ops::Reduction;
@@ -64,7 +64,7 @@ fn planted(schedule: Schedule, name: &str, entry: SimEntry) -> Reducer {
 fn v8_case(dtype: DType, op: OpKind, len: usize, pattern: Pattern, grid: u32) -> TestCase {
     TestCase {
         version: Version::fastest(),
-        case: Case {
+        case: RunCase {
             dtype,
             op,
             len,

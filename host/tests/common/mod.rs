@@ -10,7 +10,7 @@ pub mod each;
 
 use host::element::{DType, OpKind};
 use host::input::Pattern;
-use host::run::{Case, Outcome, Source, run_versions};
+use host::run::{Outcome, RunCase, Source, run_versions};
 use host::timing::Timing;
 use libtest_mimic::{Failed, Trial};
 use reduce_rs::{Reducer, Schedule, Version};
@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Debug)]
 pub struct TestCase {
     pub version: Version,
-    pub case: Case,
+    pub case: RunCase,
     /// Run with `Reducer::with_reproducible(true)` (float sums and means then run the
     /// reproducible kernel in the version's place).
     pub reproducible: bool,
@@ -52,8 +52,8 @@ impl TestCase {
     }
 }
 
-fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> Case {
-    Case {
+fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> RunCase {
+    RunCase {
         dtype,
         op,
         len,
