@@ -15,7 +15,9 @@ use host::report::{
     error_line, format_list, print_header, print_outcome, print_row, print_table_header,
     terminal_width,
 };
-use host::run::{BackendChoice, RunCase, Source, check_fits, describe, open_backend, run_versions};
+use host::run::{
+    BackendChoice, InputSource, RunCase, check_fits, describe, open_backend, run_versions,
+};
 use host::shapes::{self, ShapeSpec};
 use host::sim_time::{self, NEEDS_YES, Progress, SAY_ESTIMATE};
 use host::size::size_label;
@@ -171,7 +173,7 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
         Some(loaded) => (
             loaded.dtype,
             loaded.len(),
-            Source::File {
+            InputSource::File {
                 path: cli
                     .input
                     .as_ref()
@@ -186,7 +188,7 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
                 (None, true) => GPU_DEFAULT_LEN,
                 (None, false) => SIM_DEFAULT_LEN,
             },
-            Source::Generated {
+            InputSource::Generated {
                 pattern: cli.pattern,
                 seed: cli.seed,
             },
@@ -345,7 +347,7 @@ fn run_devices(
         Some(loaded) => (
             loaded.dtype,
             loaded.len(),
-            Source::File {
+            InputSource::File {
                 path: cli
                     .input
                     .as_ref()
@@ -360,7 +362,7 @@ fn run_devices(
             } else {
                 SIM_DEFAULT_LEN
             }),
-            Source::Generated {
+            InputSource::Generated {
                 pattern: cli.pattern,
                 seed: cli.seed,
             },
@@ -404,11 +406,11 @@ fn devices_typed<T: host::element::HostElement, O: host::reference::Checked<T> +
     timing: Timing,
 ) -> Result<bool> {
     let input: Vec<T> = match (&case.source, loaded) {
-        (Source::Generated { pattern, seed }, _) => {
+        (InputSource::Generated { pattern, seed }, _) => {
             host::input::generate(*pattern, case.len, *seed)
         }
-        (Source::File { .. }, Some(loaded)) => loaded.elements(),
-        (Source::File { path }, None) => bail!("{path} was not loaded"),
+        (InputSource::File { .. }, Some(loaded)) => loaded.elements(),
+        (InputSource::File { path }, None) => bail!("{path} was not loaded"),
     };
     let expected = O::reference(&input);
     let run = host::devices::reduce_split::<T, O>(devices, &input, &expected, timing)?;

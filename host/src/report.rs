@@ -1,7 +1,7 @@
 //! What the command line prints: one version in detail, or every version as a table whose rows
 //! appear as the versions finish.
 
-use crate::run::{Measure, Outcome, RunCase, Source};
+use crate::run::{InputSource, Measure, Outcome, RunCase};
 use reduce_rs::Version;
 use reduce_rs::plan::Pass;
 
@@ -43,8 +43,8 @@ pub fn origin_text(version: Version) -> String {
 pub fn print_header(backend: &str, case: &RunCase) {
     println!("backend  {backend}");
     let source = match &case.source {
-        Source::Generated { pattern, seed } => format!("{}, seed {seed}", pattern.name()),
-        Source::File { path } => path.clone(),
+        InputSource::Generated { pattern, seed } => format!("{}, seed {seed}", pattern.name()),
+        InputSource::File { path } => path.clone(),
     };
     println!(
         "input    {} × {} ({source}), op {}, block {}",

@@ -53,9 +53,10 @@ pub fn open_backend(
     }
 }
 
-/// Where a case's elements come from.
+/// Where a run's input comes from: generated from a pattern and a seed, or read from
+/// a file (`--input`).
 #[derive(Clone, Debug)]
-pub enum Source {
+pub enum InputSource {
     Generated { pattern: Pattern, seed: u64 },
     File { path: String },
 }
@@ -74,7 +75,7 @@ pub struct RunCase {
     /// Generated inputs: elements made before the reduced ones, so that the input starts
     /// `offset` elements past a 16-byte boundary (v8's scalar head).
     pub offset: usize,
-    pub source: Source,
+    pub source: InputSource,
 }
 
 /// How a run was measured.
@@ -173,7 +174,7 @@ pub fn check_fits(reducer: &Reducer, case: &RunCase) -> Result<()> {
             );
         }
     }
-    if matches!(case.source, Source::Generated { .. })
+    if matches!(case.source, InputSource::Generated { .. })
         && let Some(available) = host_available_memory()
         && bytes > available
     {
@@ -207,15 +208,15 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
 ) -> Result<()> {
     started(Step::Input);
     let (buffer, offset): (Vec<T>, usize) = match (&case.source, loaded) {
-        (Source::Generated { pattern, seed }, _) => {
+        (InputSource::Generated { pattern, seed }, _) => {
             let mut all = generate(*pattern, case.offset + case.len, *seed);
             // The elements before the input are the largest the type has: a kernel that reads
             // them changes every result.
             all[..case.offset].fill(T::from_small(i32::from(i8::MAX)));
             (all, case.offset)
         }
-        (Source::File { .. }, Some(loaded)) => (loaded.elements(), 0),
-        (Source::File { path }, None) => bail!("{path} was not loaded"),
+        (InputSource::File { .. }, Some(loaded)) => (loaded.elements(), 0),
+        (InputSource::File { path }, None) => bail!("{path} was not loaded"),
     };
     let input = &buffer[offset..];
     let expected = O::reference(input);

@@ -37,7 +37,7 @@ use copies::{
 use host::element::{DType, OpKind};
 use host::input::{Pattern, generate};
 use host::reference::Checked;
-use host::run::{Outcome, RunCase, Source};
+use host::run::{InputSource, Outcome, RunCase};
 use host::shapes::{ShapeSpec, run_and_check};
 use kernels_gpu::element::Element;
 use kernels_gpu::ops::Reduction;
@@ -71,7 +71,7 @@ fn v8_case(dtype: DType, op: OpKind, len: usize, pattern: Pattern, grid: u32) ->
             block: Some(64),
             max_blocks: Some(grid),
             offset: 0,
-            source: Source::Generated {
+            source: InputSource::Generated {
                 pattern,
                 seed: len as u64 ^ 0x5eed,
             },
@@ -288,7 +288,7 @@ fn max_whose_identity_is_zero_fails_against_the_independent_reference() {
             t.case.len > 0
                 && matches!(
                     t.case.source,
-                    Source::Generated {
+                    InputSource::Generated {
                         pattern: Pattern::Negative,
                         ..
                     }

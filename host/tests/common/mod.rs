@@ -10,7 +10,7 @@ pub mod each;
 
 use host::element::{DType, OpKind};
 use host::input::Pattern;
-use host::run::{Outcome, RunCase, Source, run_versions};
+use host::run::{InputSource, Outcome, RunCase, run_versions};
 use host::timing::Timing;
 use libtest_mimic::{Failed, Trial};
 use reduce_rs::{Reducer, Schedule, Version};
@@ -29,7 +29,7 @@ pub struct TestCase {
 impl TestCase {
     pub fn name(&self) -> String {
         let c = &self.case;
-        let Source::Generated { pattern, .. } = c.source else {
+        let InputSource::Generated { pattern, .. } = c.source else {
             unreachable!("the tables generate their inputs")
         };
         let mut name = format!(
@@ -60,7 +60,7 @@ fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> RunCase {
         block: None,
         max_blocks: None,
         offset: 0,
-        source: Source::Generated {
+        source: InputSource::Generated {
             pattern,
             seed: len as u64 ^ 0x5eed,
         },
