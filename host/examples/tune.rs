@@ -19,7 +19,7 @@ use host::size::parse_sizes;
 use host::timing::{Timer, Timing};
 use host::with_dtype_and_op;
 use reduce_rs::backend::gpu::{DeviceBuffer, Gpu, Pointers};
-use reduce_rs::plan::{self, Job, LaunchShape, Pass, Sizes, Work};
+use reduce_rs::plan::{self, Job, LaunchGrid, Pass, Sizes, Work};
 use reduce_rs::{Operation, Reducer, Version};
 use std::path::PathBuf;
 
@@ -103,7 +103,7 @@ fn sweep<T: HostElement, O: Operation<T>>(
     if args.probe {
         let name = format!("read_probe_{}_b256", T::DTYPE);
         let (function, resident) = gpu.kernel(&name, 256, 0)?;
-        let shape = LaunchShape {
+        let shape = LaunchGrid {
             shared_bytes: 0,
             ..plan::shape(Version::fastest(), n, 256, Sizes::of::<T, O>(), resident)?
         };
@@ -134,7 +134,7 @@ fn sweep<T: HostElement, O: Operation<T>>(
             } else {
                 vec![Pass {
                     len: n,
-                    shape: LaunchShape {
+                    shape: LaunchGrid {
                         grid,
                         block,
                         shared_bytes: shared,

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::shapes::ShapePlan;
-use crate::plan::{self, Job, LaunchShape, Pass, SegmentOffsets, Sizes, Work};
+use crate::plan::{self, Job, LaunchGrid, Pass, SegmentOffsets, Sizes, Work};
 use kernels_gpu::params::SimEntry;
 use kernels_gpu::params::{Launch, Params};
 use simt::{Access, LaunchConfig, LaunchStats, Region, Schedule};
@@ -283,7 +283,7 @@ impl Sim {
     fn run_single(
         &self,
         name: &str,
-        shape: LaunchShape,
+        shape: LaunchGrid,
         partials_bytes: usize,
         input: &[u8],
         len: usize,
@@ -397,7 +397,7 @@ fn split_between(
 fn launch_checked(
     name: &str,
     entry: SimEntry,
-    shape: LaunchShape,
+    shape: LaunchGrid,
     schedule: Schedule,
     buffers: Buffers<'_>,
     sizes: Params,

@@ -1,7 +1,7 @@
 //! The reproducible sums' kernels and launches: which kernel a reduction runs in the mode, the
 //! kernels that write and merge partial sums, and a launch over elements or states.
 
-use super::launch::{LaunchShape, MAX_GRID, Sizes};
+use super::launch::{LaunchGrid, MAX_GRID, Sizes};
 use crate::element::DType;
 use crate::op::OpKind;
 use crate::reproducible::{STATE_BYTES_F32, STATE_BYTES_F64, SumFloat};
@@ -78,7 +78,7 @@ pub(crate) fn launch(
     state_bytes: usize,
     block: u32,
     resident: u64,
-) -> LaunchShape {
+) -> LaunchGrid {
     let per_thread = if vectors {
         u64::from(MIN_VECTORS_PER_THREAD) * elements_per_vector(element_bytes) as u64
     } else {
@@ -88,7 +88,7 @@ pub(crate) fn launch(
         .div_ceil(per_thread * u64::from(block))
         .clamp(1, resident.max(1))
         .min(MAX_GRID);
-    LaunchShape {
+    LaunchGrid {
         grid: grid as u32,
         block,
         shared_bytes: shared_bytes(block, state_bytes),

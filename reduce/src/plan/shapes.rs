@@ -3,7 +3,7 @@
 //! rows for columns, by the shape and the GPU's occupancy. The same for the kernels'
 //! reproducible twins ([`Family::Reproducible`]), which give each lane more of a row.
 
-use super::launch::{LaunchShape, MAX_GRID, Sizes, shared_bytes_of};
+use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of};
 use crate::shape::Shape;
 use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
 use kernels_gpu::shapes::columns;
@@ -109,8 +109,8 @@ fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
 pub struct ShapePlan {
     /// The kernel that runs.
     pub kernel: ShapeKernel,
-    /// Its launch shape.
-    pub launch: LaunchShape,
+    /// Its launch grid.
+    pub launch: LaunchGrid,
     /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`);
     /// 1 for `RowsBlock`.
     pub split: usize,
@@ -258,7 +258,7 @@ pub(crate) fn plan_layout(
         let shared_bytes = shared_bytes_of(kernel.info().shared, block, sizes, tile_accumulators);
         ShapePlan {
             kernel,
-            launch: LaunchShape {
+            launch: LaunchGrid {
                 grid: grid.clamp(1, MAX_GRID) as u32,
                 block,
                 shared_bytes,

@@ -2,7 +2,7 @@
 //! over the values the pass before wrote, until one is left), their shared memory and grids.
 
 use super::job::{Job, Work};
-use super::launch::{LaunchShape, MAX_GRID, Pass, Sizes, shared_bytes_of};
+use super::launch::{LaunchGrid, MAX_GRID, Pass, Sizes, shared_bytes_of};
 use crate::error::Error;
 use crate::version::Version;
 use kernels_gpu::launch::{BLOCK_SIZES, elements_per_vector};
@@ -76,7 +76,7 @@ pub fn shape(
     block: u32,
     sizes: Sizes,
     resident_blocks: u64,
-) -> Result<LaunchShape, Error> {
+) -> Result<LaunchGrid, Error> {
     check_block(version, block)?;
     let blocks_for = |per_thread: u64| (len as u64).div_ceil(per_thread * u64::from(block)).max(1);
     let grid = match version.info().grid {
@@ -102,7 +102,7 @@ pub fn shape(
     if grid > MAX_GRID {
         return Err(Error::GridTooLarge { len, block, grid });
     }
-    Ok(LaunchShape {
+    Ok(LaunchGrid {
         grid: grid as u32,
         block,
         shared_bytes: shared_bytes(version, block, sizes),

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::op::Operation;
 use crate::plan::reproducible as repro;
-use crate::plan::{Job, LaunchShape, Work};
+use crate::plan::{Job, LaunchGrid, Work};
 use crate::reproducible::{PartialSum, STATE_BYTES_F32, SumFloat};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 use kernels_gpu::launch::WARP_SIZE;
@@ -183,7 +183,7 @@ impl Reducer {
         input: u64,
         len: usize,
         output: u64,
-    ) -> Result<LaunchShape> {
+    ) -> Result<LaunchGrid> {
         let job = self.reproducible_job::<T>(
             reproducible_kernel_name::<T, O>()?,
             len,
@@ -204,7 +204,7 @@ impl Reducer {
     pub fn reproducible_launch<T: Element, O: Operation<T>>(
         &self,
         len: usize,
-    ) -> Result<LaunchShape> {
+    ) -> Result<LaunchGrid> {
         let kernel = reproducible_kernel_name::<T, O>()?;
         Ok(self
             .reproducible_job::<T>(kernel, len, size_of::<O::Device>())?

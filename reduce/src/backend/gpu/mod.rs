@@ -431,7 +431,7 @@ impl Gpu {
         &self,
         name: &str,
         function: &CudaFunction,
-        shape: plan::LaunchShape,
+        shape: plan::LaunchGrid,
         pointers: Pointers,
         sizes: Params,
     ) -> Result<()> {
