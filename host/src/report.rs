@@ -9,11 +9,11 @@ pub fn verdict_word(outcome: &Outcome) -> &'static str {
     if outcome.verdict.pass { "PASS" } else { "FAIL" }
 }
 
-fn shape_text(passes: &[Pass]) -> String {
-    let shape = |p: &Pass| format!("{} × {}", p.shape.grid, p.shape.block);
-    let mut text = shape(&passes[0]);
+fn launches_text(passes: &[Pass]) -> String {
+    let grid = |p: &Pass| format!("{} × {}", p.launch.grid, p.launch.block);
+    let mut text = grid(&passes[0]);
     if passes.len() > 1 {
-        let rest: Vec<String> = passes[1..].iter().map(shape).collect();
+        let rest: Vec<String> = passes[1..].iter().map(grid).collect();
         text.push_str(&format!(", then {}", rest.join(", ")));
     }
     text
@@ -75,10 +75,10 @@ pub fn print_outcome(case: &RunCase, outcome: &Outcome) {
     println!("  origin    {}", origin_text(v));
     println!(
         "  launch    {} ({} launch{}), {} B shared per block",
-        shape_text(&outcome.passes),
+        launches_text(&outcome.passes),
         outcome.passes.len(),
         if outcome.passes.len() == 1 { "" } else { "es" },
-        outcome.passes[0].shape.shared_bytes
+        outcome.passes[0].launch.shared_bytes
     );
     match &outcome.measure {
         Measure::Gpu {
@@ -146,7 +146,7 @@ pub fn print_table_header() {
 pub fn print_row(case: &RunCase, version: Version, result: &Result<Outcome, String>) {
     match result {
         Ok(outcome) => {
-            let first = outcome.passes[0].shape;
+            let first = outcome.passes[0].launch;
             let launch = format!("{} × {}, {} B", first.grid, first.block, first.shared_bytes);
             let (first_ms, gbps, result_ms) = match &outcome.measure {
                 Measure::Gpu {

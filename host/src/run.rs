@@ -342,14 +342,14 @@ fn run_reproducible<T: HostElement, O: Checked<T> + Default>(
         }
         _ => {
             let got = reducer.reduce(O::default(), input)?;
-            let shape = reducer.reproducible_launch::<T, O>(case.len)?;
+            let launch = reducer.reproducible_launch::<T, O>(case.len)?;
             Ok(Outcome {
                 version,
                 additions,
                 verdict: O::check(got, expected, additions),
                 passes: vec![Pass {
                     len: case.len,
-                    shape,
+                    launch,
                 }],
                 measure: Measure::Sim(reducer.last_simulation().unwrap_or_default()),
             })

@@ -138,7 +138,7 @@ impl<'g> Timer<'g> {
         self.reduce_job::<T, O>(&job, inputs, timing)
     }
 
-    /// [`Timer::reduce`] of a job planned elsewhere (a tuner's own launch shapes): one event
+    /// [`Timer::reduce`] of a job planned elsewhere (a tuner's own launch grids): one event
     /// after the first pass and one after the last.
     pub fn reduce_job<T: Element, O: Operation<T>>(
         &self,
@@ -213,13 +213,13 @@ impl Timer<'_> {
         let mut times = Vec::new();
         let mut first: Option<Vec<u8>> = None;
         let mut deterministic = true;
-        let mut shape = None;
+        let mut first_launch = None;
         for run in 0..(timing.warmup + timing.repeat) as usize {
             self.preroll()?;
             self.record(0)?;
             let launch =
                 reducer.enqueue_reproducible_at::<T, O>(inputs[run % inputs.len()], len, output)?;
-            shape = Some(launch);
+            first_launch = Some(launch);
             self.record(2)?;
             let bits = self.gpu.read_back(output, size_of::<O::Device>()).map_err(|e| {
                 anyhow!("the reproducible kernel failed on the GPU: {e} (run it with --backend sim to see where)")
@@ -233,11 +233,11 @@ impl Timer<'_> {
             }
         }
         let bits = first.ok_or_else(|| anyhow!("no run (warmup + repeat is 0)"))?;
-        let shape = shape.ok_or_else(|| anyhow!("no run"))?;
+        let launch = first_launch.ok_or_else(|| anyhow!("no run"))?;
         let ms = median(&mut times);
         Ok(TimedRun {
             value: device_value::<T, O>(&bits),
-            passes: vec![Pass { len, shape }],
+            passes: vec![Pass { len, launch }],
             first_pass_ms: ms,
             to_result_ms: ms,
             repeat: timing.repeat,

@@ -381,7 +381,7 @@ fn boundary_failures(entry: SimEntry) -> Vec<BoundaryFailure> {
             let outcome = run_outcome(&mut planted(schedule, "reduce_v8_f32_sum", entry), test);
             if judge(&outcome).is_err() {
                 assert!(check_failed(&outcome), "{}: {outcome:?}", test.name());
-                let grid = outcome.as_ref().map_or(0, |o| o.passes[0].shape.grid);
+                let grid = outcome.as_ref().map_or(0, |o| o.passes[0].launch.grid);
                 failed.push((test.clone(), grid, report(&outcome)));
             }
         }

@@ -39,7 +39,7 @@ pub enum Work<'a> {
     /// One launch of a single-pass kernel with `partials_bytes` of scratch and one ticket
     /// counter, writing one result (the reproducible kernels).
     Single {
-        shape: LaunchGrid,
+        launch: LaunchGrid,
         partials_bytes: usize,
     },
 }
@@ -74,9 +74,9 @@ impl Job<'_> {
     /// The first launch's shape (the kernel is looked up with its block and shared memory).
     pub fn first_launch(&self) -> LaunchGrid {
         match &self.work {
-            Work::Passes { passes, .. } => passes[0].shape,
+            Work::Passes { passes, .. } => passes[0].launch,
             Work::Shape { plan, .. } => plan.launch,
-            Work::Single { shape, .. } => *shape,
+            Work::Single { launch, .. } => *launch,
         }
     }
 }

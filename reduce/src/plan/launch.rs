@@ -24,7 +24,7 @@ pub struct Pass {
     /// The elements it reads.
     pub len: usize,
     /// Its launch grid.
-    pub shape: LaunchGrid,
+    pub launch: LaunchGrid,
 }
 
 /// The largest `gridDim.x` CUDA accepts.

@@ -17,6 +17,6 @@ pub mod whole;
 pub use job::{Job, SegmentOffsets, Work};
 pub use launch::{LaunchGrid, MAX_GRID, Pass, Sizes, resident_blocks, shared_bytes_of};
 pub use whole::{
-    additions_per_element, block_in_name, check_block, entry_name, passes, shape, shared_bytes,
-    whole,
+    additions_per_element, block_in_name, check_block, entry_name, launch_grid, passes,
+    shared_bytes, whole,
 };

@@ -118,10 +118,10 @@ mod tests {
     #[test]
     fn launches_fill_the_device_with_at_least_four_vectors_per_thread() {
         // 2^28 f32 on 132 SMs × 4 resident blocks of 256: the resident blocks.
-        let shape = launch(1 << 28, 4, true, 28, 256, 528);
-        assert_eq!((shape.grid, shape.block), (528, 256));
+        let planned = launch(1 << 28, 4, true, 28, 256, 528);
+        assert_eq!((planned.grid, planned.block), (528, 256));
         // 8 warps × 28 bytes, then the ticket.
-        assert_eq!(shape.shared_bytes, 8 * 28 + 4);
+        assert_eq!(planned.shared_bytes, 8 * 28 + 4);
         assert_eq!(launch(5000, 4, true, 28, 64, 528).grid, 5);
         assert_eq!(launch(0, 8, true, 56, 64, 528).grid, 1);
         assert_eq!(launch(3, 56, false, 56, 64, 528).grid, 1);

@@ -253,7 +253,7 @@ impl Reducer {
         let resident = self
             .backend
             .resident(&kernel, block, shared, self.max_blocks)?;
-        let shape = repro::launch(
+        let launch = repro::launch(
             reads.len,
             reads.element_bytes,
             reads.vectors,
@@ -266,8 +266,8 @@ impl Reducer {
             len: reads.len,
             result_bytes,
             work: Work::Single {
-                shape,
-                partials_bytes: shape.grid as usize * reads.state_bytes,
+                launch,
+                partials_bytes: launch.grid as usize * reads.state_bytes,
             },
         })
     }
