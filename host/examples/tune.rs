@@ -1,4 +1,4 @@
-//! Tunes a single-pass kernel's launch shape on the GPU: times it for every block size and grid
+//! Tunes a single-pass kernel's launch grid on the GPU: times it for every block size and grid
 //! given, at every size given, beside the read-only kernel, with the benchmark's method (pre-roll,
 //! two events, inputs rotated so that L2 holds none of them, median).
 //!
