@@ -1,12 +1,12 @@
 //! The reproducible mode at the edges of the float range, on the simulator: NaN, infinities,
 //! overflow and subnormals through the kernel, and sums at the bottom of the range (subnormals
-//! and the smallest normals), exact before their one rounding on every launch shape.
+//! and the smallest normals), exact before their one rounding on every launch grid.
 
 mod common;
 
 use common::bottom::{
-    bottom_f32_inputs, bottom_f64_inputs, round_f32, round_f64, shuffle, some_shapes, tiny_f32,
-    tiny_f64, units_f32, units_f64,
+    bottom_f32_inputs, bottom_f64_inputs, round_f32, round_f64, shuffle, some_launch_grids,
+    tiny_f32, tiny_f64, units_f32, units_f64,
 };
 use common::reducer;
 use half::{bf16, f16};
@@ -70,7 +70,7 @@ fn special_values_through_the_kernel() {
 }
 
 #[test]
-fn f32_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_shape() {
+fn f32_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_grid() {
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     for (what, data) in bottom_f32_inputs(&mut rng) {
         let exact = round_f32(data.iter().map(|&x| units_f32(x)).sum());
@@ -80,7 +80,7 @@ fn f32_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_shape() {
             exact.to_bits(),
             "{what}: the host's fold gives {host:e}, the exact sum is {exact:e}"
         );
-        for (block, grid) in some_shapes() {
+        for (block, grid) in some_launch_grids() {
             let got = reducer(block, grid, Schedule::InOrder).sum(&data).unwrap();
             assert_eq!(
                 got.to_bits(),
@@ -97,7 +97,7 @@ fn f32_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_shape() {
 }
 
 #[test]
-fn f64_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_shape() {
+fn f64_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_grid() {
     let mut rng = ChaCha8Rng::seed_from_u64(22);
     for (what, data) in bottom_f64_inputs(&mut rng) {
         let exact = round_f64(data.iter().map(|&x| units_f64(x)).sum());
@@ -107,7 +107,7 @@ fn f64_sums_at_the_bottom_of_the_range_are_exact_on_every_launch_shape() {
             exact.to_bits(),
             "{what}: the host's fold gives {host:e}, the exact sum is {exact:e}"
         );
-        for (block, grid) in some_shapes() {
+        for (block, grid) in some_launch_grids() {
             let got = reducer(block, grid, Schedule::InOrder).sum(&data).unwrap();
             assert_eq!(
                 got.to_bits(),
@@ -146,7 +146,7 @@ fn half_precision_sums_at_the_bottom_of_the_range_are_exact() {
         PartialSum::of(halves.iter().map(|x| x.to_f32())).value(),
         exact_h
     );
-    for (block, grid) in some_shapes() {
+    for (block, grid) in some_launch_grids() {
         let r = reducer(block, grid, Schedule::InOrder);
         assert_eq!(
             r.sum(&brains).unwrap().to_bits(),

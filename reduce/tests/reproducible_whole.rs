@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{reducer, shapes, wide_f32};
+use common::{launch_grids, reducer, wide_f32};
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -17,7 +17,7 @@ use reduce_rs::reproducible::PartialSum;
 use reduce_rs::{Reducer, Schedule};
 
 #[test]
-fn f32_sums_have_the_same_bits_for_every_launch_shape_and_offset() {
+fn f32_sums_have_the_same_bits_for_every_launch_grid_and_offset() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     // 9 000 elements: with one block of 64 threads each thread deposits ~140 per state, and
     // with 1024 threads some have nothing but a tail.
@@ -26,7 +26,7 @@ fn f32_sums_have_the_same_bits_for_every_launch_shape_and_offset() {
         let slice = &data[offset..];
         let host = PartialSum::of(slice.iter().copied()).value();
         let plain = Reducer::simulator().sum(slice).unwrap();
-        for (block, grid) in shapes() {
+        for (block, grid) in launch_grids() {
             let got = reducer(block, grid, Schedule::InOrder).sum(slice).unwrap();
             assert_eq!(
                 got.to_bits(),

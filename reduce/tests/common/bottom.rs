@@ -93,8 +93,8 @@ pub fn shuffle<T>(rng: &mut ChaCha8Rng, xs: &mut [T]) {
     }
 }
 
-/// Launch shapes for the bottom-of-the-range tests (fewer than [`super::shapes`]: many inputs).
-pub fn some_shapes() -> [(u32, Option<u32>); 6] {
+/// Launch grids for the bottom-of-the-range tests (fewer than [`super::launch_grids`]: many inputs).
+pub fn some_launch_grids() -> [(u32, Option<u32>); 6] {
     [
         (64, Some(1)),
         (64, Some(3)),

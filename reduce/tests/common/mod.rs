@@ -1,5 +1,5 @@
 //! What the reproducible mode's tests share: a reducer in the mode with a given block size,
-//! grid limit and schedule, the launch shapes to try, and values of a wide range of magnitudes.
+//! grid limit and schedule, the launch grids to try, and values of a wide range of magnitudes.
 
 #![allow(dead_code)] // each test binary uses part of this module
 
@@ -9,15 +9,15 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use reduce_rs::{Reducer, Schedule};
 
-/// Launch shapes: block sizes × grid limits (None: the simulated GPU's resident blocks).
-pub fn shapes() -> Vec<(u32, Option<u32>)> {
-    let mut shapes = Vec::new();
+/// Launch grids: block sizes × grid limits (None: the simulated GPU's resident blocks).
+pub fn launch_grids() -> Vec<(u32, Option<u32>)> {
+    let mut grids = Vec::new();
     for block in [64, 128, 256, 512, 1024] {
         for grid in [Some(1), Some(2), Some(3), Some(7), None] {
-            shapes.push((block, grid));
+            grids.push((block, grid));
         }
     }
-    shapes
+    grids
 }
 
 pub fn reducer(block: u32, grid: Option<u32>, schedule: Schedule) -> Reducer {
