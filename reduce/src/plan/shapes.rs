@@ -13,8 +13,8 @@ use kernels_gpu::shapes::columns;
 pub use kernels_gpu::shapes::ShapeKernel;
 
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each; longer rows
-/// get a block or more. On the H100 a warp per row still beats a block per row at 16 KiB
-/// (4096 `f32`: 2.94 against 2.53 TB/s) and loses at 32 KiB (2.94 against 3.06 TB/s).
+/// get a block or more: the longest rows on which a warp per row still beats a block per row
+/// (the README's "Rows, columns, segments" has the figures).
 pub const WARP_ROW_BYTES: usize = 16 * 1024;
 
 /// Rows each thread of a column reduction walks at least: two groups of loads, so that the
