@@ -6,11 +6,11 @@
 //! that spins for [`PREROLL_NS`] on the GPU's clock is launched just before each timed run:
 //! the start event and the launches queue behind it, and the events time the GPU alone.
 //!
-//! Recording an event right after a kernel adds about a microsecond to the interval (1.3 µs on
-//! the H100, 2.9 µs on the H200, measured with nothing between two events). So a single-launch
-//! reduction is timed with exactly two events around it; a multi-pass version gets a third,
-//! after its first pass, for the "first pass" column, and its "to the result" time is the
-//! outer two.
+//! Recording an event right after a kernel adds time of its own to the interval (measured with
+//! nothing between two events: the README's "How each column is measured" has the figures).
+//! So a single-launch reduction is timed with exactly two events around it; a multi-pass
+//! version gets a third, after its first pass, for the "first pass" column, and its "to the
+//! result" time is the outer two.
 
 use anyhow::{Context, Result, anyhow, bail};
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg, sys};
