@@ -170,7 +170,7 @@ fn host_time_per_call(reducer: &Reducer) -> Result<()> {
         ..Default::default()
     };
     per_call("one driver launch of the same kernel", &mut || {
-        Ok(gpu.launch(&job.kernel, &function, passes[0].shape, pointers, params)?)
+        Ok(gpu.launch(&job.kernel, &function, passes[0].launch, pointers, params)?)
     })?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! Tunes a single-pass kernel's launch shape on the GPU: times it for every block size and grid
+//! Tunes a single-pass kernel's launch grid on the GPU: times it for every block size and grid
 //! given, at every size given, beside the read-only kernel, with the benchmark's method (pre-roll,
 //! two events, inputs rotated so that L2 holds none of them, median).
 //!
@@ -19,7 +19,7 @@ use host::size::parse_sizes;
 use host::timing::{Timer, Timing};
 use host::with_dtype_and_op;
 use reduce_rs::backend::gpu::{DeviceBuffer, Gpu, Pointers};
-use reduce_rs::plan::{self, Job, LaunchShape, Pass, Sizes, Work};
+use reduce_rs::plan::{self, Job, LaunchGrid, Pass, Sizes, Work};
 use reduce_rs::{Operation, Reducer, Version};
 use std::path::PathBuf;
 
@@ -103,9 +103,9 @@ fn sweep<T: HostElement, O: Operation<T>>(
     if args.probe {
         let name = format!("read_probe_{}_b256", T::DTYPE);
         let (function, resident) = gpu.kernel(&name, 256, 0)?;
-        let shape = LaunchShape {
+        let launch = LaunchGrid {
             shared_bytes: 0,
-            ..plan::shape(Version::fastest(), n, 256, Sizes::of::<T, O>(), resident)?
+            ..plan::launch_grid(Version::fastest(), n, 256, Sizes::of::<T, O>(), resident)?
         };
         let sink = gpu.copy_to_device(&[0u64; 2])?;
         let ms = timer.time(timing, |run| {
@@ -119,7 +119,7 @@ fn sweep<T: HostElement, O: Operation<T>>(
                 output_len: 1,
                 ..Default::default()
             };
-            Ok(gpu.launch(&name, &function, shape, pointers, sizes)?)
+            Ok(gpu.launch(&name, &function, launch, pointers, sizes)?)
         })?;
         line(256, "probe".into(), ms);
     }
@@ -134,7 +134,7 @@ fn sweep<T: HostElement, O: Operation<T>>(
             } else {
                 vec![Pass {
                     len: n,
-                    shape: LaunchShape {
+                    launch: LaunchGrid {
                         grid,
                         block,
                         shared_bytes: shared,
@@ -158,7 +158,7 @@ fn sweep<T: HostElement, O: Operation<T>>(
                 },
             };
             let run = timer.reduce_job::<T, O>(&job, &pointers, timing)?;
-            line(block, passes[0].shape.grid.to_string(), run.to_result_ms);
+            line(block, passes[0].launch.grid.to_string(), run.to_result_ms);
         }
     }
     Ok(())

@@ -15,7 +15,9 @@ use host::report::{
     error_line, format_list, print_header, print_outcome, print_row, print_table_header,
     terminal_width,
 };
-use host::run::{BackendChoice, Case, Source, check_fits, describe, open_backend, run_versions};
+use host::run::{
+    BackendChoice, InputSource, RunCase, check_fits, describe, open_backend, run_versions,
+};
 use host::shapes::{self, ShapeSpec};
 use host::sim_time::{self, NEEDS_YES, Progress, SAY_ESTIMATE};
 use host::size::size_label;
@@ -171,7 +173,7 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
         Some(loaded) => (
             loaded.dtype,
             loaded.len(),
-            Source::File {
+            InputSource::File {
                 path: cli
                     .input
                     .as_ref()
@@ -186,13 +188,13 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
                 (None, true) => GPU_DEFAULT_LEN,
                 (None, false) => SIM_DEFAULT_LEN,
             },
-            Source::Generated {
+            InputSource::Generated {
                 pattern: cli.pattern,
                 seed: cli.seed,
             },
         ),
     };
-    let case = Case {
+    let case = RunCase {
         dtype,
         op: cli.op,
         len,
@@ -277,7 +279,7 @@ fn reproducible_line(dtype: reduce_rs::DType, op: reduce_rs::OpKind) -> String {
 
 /// Says how long a simulator run will take when that is over a minute, and refuses runs over
 /// ten minutes without `--yes`: an unnoticed 2^31 would otherwise run for half an hour.
-fn check_simulator_time(versions: &[Version], case: &Case, yes: bool, file: bool) -> Result<()> {
+fn check_simulator_time(versions: &[Version], case: &RunCase, yes: bool, file: bool) -> Result<()> {
     let estimate = sim_time::estimate(versions, case.len);
     if estimate <= SAY_ESTIMATE {
         return Ok(());
@@ -345,7 +347,7 @@ fn run_devices(
         Some(loaded) => (
             loaded.dtype,
             loaded.len(),
-            Source::File {
+            InputSource::File {
                 path: cli
                     .input
                     .as_ref()
@@ -360,13 +362,13 @@ fn run_devices(
             } else {
                 SIM_DEFAULT_LEN
             }),
-            Source::Generated {
+            InputSource::Generated {
                 pattern: cli.pattern,
                 seed: cli.seed,
             },
         ),
     };
-    let case = Case {
+    let case = RunCase {
         dtype,
         op: cli.op,
         len,
@@ -399,16 +401,16 @@ fn run_devices(
 
 fn devices_typed<T: host::element::HostElement, O: host::reference::Checked<T> + Default>(
     devices: &reduce_rs::devices::Devices,
-    case: &Case,
+    case: &RunCase,
     loaded: Option<&file::Loaded>,
     timing: Timing,
 ) -> Result<bool> {
     let input: Vec<T> = match (&case.source, loaded) {
-        (Source::Generated { pattern, seed }, _) => {
+        (InputSource::Generated { pattern, seed }, _) => {
             host::input::generate(*pattern, case.len, *seed)
         }
-        (Source::File { .. }, Some(loaded)) => loaded.elements(),
-        (Source::File { path }, None) => bail!("{path} was not loaded"),
+        (InputSource::File { .. }, Some(loaded)) => loaded.elements(),
+        (InputSource::File { path }, None) => bail!("{path} was not loaded"),
     };
     let expected = O::reference(&input);
     let run = host::devices::reduce_split::<T, O>(devices, &input, &expected, timing)?;

@@ -14,7 +14,7 @@
 //!   for recursive summation (Higham, *Accuracy and Stability of Numerical Algorithms*, §4.2),
 //!   valid for any order: `|ŝ − s| ≤ γ_h · Σ|xᵢ|`, `γ_h = h·u / (1 − h·u)`, with `u` the unit
 //!   roundoff of the sum's type and `h` the most additions an element goes through in the
-//!   version's launch shape, plus the reference's own error. Where every element is an integer
+//!   version's launch grid, plus the reference's own error. Where every element is an integer
 //!   and `Σ|xᵢ|` fits the significand, every order is exact, and so is the check.
 //! - A float sum whose exact value is beyond the type's range must be `±inf`.
 //! - Means: the sum's bound divided by `n`, plus the division's rounding.

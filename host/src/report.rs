@@ -1,7 +1,7 @@
 //! What the command line prints: one version in detail, or every version as a table whose rows
 //! appear as the versions finish.
 
-use crate::run::{Case, Measure, Outcome, Source};
+use crate::run::{InputSource, Measure, Outcome, RunCase};
 use reduce_rs::Version;
 use reduce_rs::plan::Pass;
 
@@ -9,11 +9,11 @@ pub fn verdict_word(outcome: &Outcome) -> &'static str {
     if outcome.verdict.pass { "PASS" } else { "FAIL" }
 }
 
-fn shape_text(passes: &[Pass]) -> String {
-    let shape = |p: &Pass| format!("{} × {}", p.shape.grid, p.shape.block);
-    let mut text = shape(&passes[0]);
+fn launches_text(passes: &[Pass]) -> String {
+    let grid = |p: &Pass| format!("{} × {}", p.launch.grid, p.launch.block);
+    let mut text = grid(&passes[0]);
     if passes.len() > 1 {
-        let rest: Vec<String> = passes[1..].iter().map(shape).collect();
+        let rest: Vec<String> = passes[1..].iter().map(grid).collect();
         text.push_str(&format!(", then {}", rest.join(", ")));
     }
     text
@@ -40,11 +40,11 @@ pub fn origin_text(version: Version) -> String {
     }
 }
 
-pub fn print_header(backend: &str, case: &Case) {
+pub fn print_header(backend: &str, case: &RunCase) {
     println!("backend  {backend}");
     let source = match &case.source {
-        Source::Generated { pattern, seed } => format!("{}, seed {seed}", pattern.name()),
-        Source::File { path } => path.clone(),
+        InputSource::Generated { pattern, seed } => format!("{}, seed {seed}", pattern.name()),
+        InputSource::File { path } => path.clone(),
     };
     println!(
         "input    {} × {} ({source}), op {}, block {}",
@@ -68,17 +68,17 @@ fn tolerance_text(outcome: &Outcome) -> String {
 }
 
 /// One version in detail.
-pub fn print_outcome(case: &Case, outcome: &Outcome) {
+pub fn print_outcome(case: &RunCase, outcome: &Outcome) {
     let v = outcome.version;
     println!();
     println!("{} {} — {}", v.name(), v.slug(), v.technique());
     println!("  origin    {}", origin_text(v));
     println!(
         "  launch    {} ({} launch{}), {} B shared per block",
-        shape_text(&outcome.passes),
+        launches_text(&outcome.passes),
         outcome.passes.len(),
         if outcome.passes.len() == 1 { "" } else { "es" },
-        outcome.passes[0].shape.shared_bytes
+        outcome.passes[0].launch.shared_bytes
     );
     match &outcome.measure {
         Measure::Gpu {
@@ -143,10 +143,10 @@ pub fn print_table_header() {
 }
 
 /// One version's row (`all`), printed as soon as it finishes.
-pub fn print_row(case: &Case, version: Version, result: &Result<Outcome, String>) {
+pub fn print_row(case: &RunCase, version: Version, result: &Result<Outcome, String>) {
     match result {
         Ok(outcome) => {
-            let first = outcome.passes[0].shape;
+            let first = outcome.passes[0].launch;
             let launch = format!("{} × {}, {} B", first.grid, first.block, first.shared_bytes);
             let (first_ms, gbps, result_ms) = match &outcome.measure {
                 Measure::Gpu {

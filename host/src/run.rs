@@ -53,16 +53,18 @@ pub fn open_backend(
     }
 }
 
-/// Where a case's elements come from.
+/// Where a run's input comes from: generated from a pattern and a seed, or read from
+/// a file (`--input`).
 #[derive(Clone, Debug)]
-pub enum Source {
+pub enum InputSource {
     Generated { pattern: Pattern, seed: u64 },
     File { path: String },
 }
 
-/// One input and operation.
+/// What a run reduces with each of its versions: one input and operation, and the launch
+/// limits.
 #[derive(Clone, Debug)]
-pub struct Case {
+pub struct RunCase {
     pub dtype: DType,
     pub op: OpKind,
     pub len: usize,
@@ -73,7 +75,7 @@ pub struct Case {
     /// Generated inputs: elements made before the reduced ones, so that the input starts
     /// `offset` elements past a 16-byte boundary (v8's scalar head).
     pub offset: usize,
-    pub source: Source,
+    pub source: InputSource,
 }
 
 /// How a run was measured.
@@ -100,7 +102,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// Input bytes over the first pass's time: comparable with the tutorial's figures.
-    pub fn first_pass_gbps(&self, case: &Case) -> Option<f64> {
+    pub fn first_pass_gbps(&self, case: &RunCase) -> Option<f64> {
         match self.measure {
             Measure::Gpu { first_pass_ms, .. } => {
                 Some((case.len * case.dtype.size()) as f64 / (first_pass_ms * 1e-3) / 1e9)
@@ -124,7 +126,7 @@ pub enum Step {
 pub fn run_versions(
     reducer: &mut Reducer,
     versions: &[Version],
-    case: &Case,
+    case: &RunCase,
     loaded: Option<&Loaded>,
     timing: Timing,
     mut started: impl FnMut(Step),
@@ -148,7 +150,7 @@ pub fn run_versions(
 
 /// Refuses, before any allocation, an input that cannot fit: on the GPU, or in host memory,
 /// where it is made first.
-pub fn check_fits(reducer: &Reducer, case: &Case) -> Result<()> {
+pub fn check_fits(reducer: &Reducer, case: &RunCase) -> Result<()> {
     let gib = |bytes: usize| bytes as f64 / f64::from(1u32 << 30);
     let Some(bytes) = case.len.checked_mul(case.dtype.size()) else {
         bail!(
@@ -172,7 +174,7 @@ pub fn check_fits(reducer: &Reducer, case: &Case) -> Result<()> {
             );
         }
     }
-    if matches!(case.source, Source::Generated { .. })
+    if matches!(case.source, InputSource::Generated { .. })
         && let Some(available) = host_available_memory()
         && bytes > available
     {
@@ -198,7 +200,7 @@ pub fn host_available_memory() -> Option<usize> {
 fn run_typed<T: HostElement, O: Checked<T> + Default>(
     reducer: &mut Reducer,
     versions: &[Version],
-    case: &Case,
+    case: &RunCase,
     loaded: Option<&Loaded>,
     timing: Timing,
     started: &mut dyn FnMut(Step),
@@ -206,15 +208,15 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
 ) -> Result<()> {
     started(Step::Input);
     let (buffer, offset): (Vec<T>, usize) = match (&case.source, loaded) {
-        (Source::Generated { pattern, seed }, _) => {
+        (InputSource::Generated { pattern, seed }, _) => {
             let mut all = generate(*pattern, case.offset + case.len, *seed);
             // The elements before the input are the largest the type has: a kernel that reads
             // them changes every result.
             all[..case.offset].fill(T::from_small(i32::from(i8::MAX)));
             (all, case.offset)
         }
-        (Source::File { .. }, Some(loaded)) => (loaded.elements(), 0),
-        (Source::File { path }, None) => bail!("{path} was not loaded"),
+        (InputSource::File { .. }, Some(loaded)) => (loaded.elements(), 0),
+        (InputSource::File { path }, None) => bail!("{path} was not loaded"),
     };
     let input = &buffer[offset..];
     let expected = O::reference(input);
@@ -309,7 +311,7 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
 fn run_reproducible<T: HostElement, O: Checked<T> + Default>(
     reducer: &Reducer,
     version: Version,
-    case: &Case,
+    case: &RunCase,
     input: &[T],
     expected: &O::Expected,
     gpu_input: Option<u64>,
@@ -340,14 +342,14 @@ fn run_reproducible<T: HostElement, O: Checked<T> + Default>(
         }
         _ => {
             let got = reducer.reduce(O::default(), input)?;
-            let shape = reducer.reproducible_launch::<T, O>(case.len)?;
+            let launch = reducer.reproducible_launch::<T, O>(case.len)?;
             Ok(Outcome {
                 version,
                 additions,
                 verdict: O::check(got, expected, additions),
                 passes: vec![Pass {
                     len: case.len,
-                    shape,
+                    launch,
                 }],
                 measure: Measure::Sim(reducer.last_simulation().unwrap_or_default()),
             })

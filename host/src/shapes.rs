@@ -364,7 +364,7 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
 /// when a result is wrong.
 pub fn run_case(
     reducer: &Reducer,
-    case: &crate::run::Case,
+    case: &crate::run::RunCase,
     loaded: Option<&crate::file::Loaded>,
     spec: &ShapeSpec,
     timing: Timing,
@@ -378,17 +378,17 @@ pub fn run_case(
 
 fn run_case_typed<T: HostElement, O: Checked<T> + Default>(
     reducer: &Reducer,
-    case: &crate::run::Case,
+    case: &crate::run::RunCase,
     loaded: Option<&crate::file::Loaded>,
     spec: &ShapeSpec,
     timing: Timing,
 ) -> Result<bool> {
     let input: Vec<T> = match (&case.source, loaded) {
-        (crate::run::Source::Generated { pattern, seed }, _) => {
+        (crate::run::InputSource::Generated { pattern, seed }, _) => {
             crate::input::generate(*pattern, case.len, *seed)
         }
-        (crate::run::Source::File { .. }, Some(loaded)) => loaded.elements(),
-        (crate::run::Source::File { path }, None) => bail!("{path} was not loaded"),
+        (crate::run::InputSource::File { .. }, Some(loaded)) => loaded.elements(),
+        (crate::run::InputSource::File { path }, None) => bail!("{path} was not loaded"),
     };
     let run = run_timed::<T, O>(reducer, &input, spec, timing)?;
     let launch = run.plan.launch;

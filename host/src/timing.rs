@@ -6,11 +6,11 @@
 //! that spins for [`PREROLL_NS`] on the GPU's clock is launched just before each timed run:
 //! the start event and the launches queue behind it, and the events time the GPU alone.
 //!
-//! Recording an event right after a kernel adds about a microsecond to the interval (1.3 µs on
-//! the H100, 2.9 µs on the H200, measured with nothing between two events). So a single-launch
-//! reduction is timed with exactly two events around it; a multi-pass version gets a third,
-//! after its first pass, for the "first pass" column, and its "to the result" time is the
-//! outer two.
+//! Recording an event right after a kernel adds time of its own to the interval (measured with
+//! nothing between two events: the README's "How each column is measured" has the figures).
+//! So a single-launch reduction is timed with exactly two events around it; a multi-pass
+//! version gets a third, after its first pass, for the "first pass" column, and its "to the
+//! result" time is the outer two.
 
 use anyhow::{Context, Result, anyhow, bail};
 use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg, sys};
@@ -138,7 +138,7 @@ impl<'g> Timer<'g> {
         self.reduce_job::<T, O>(&job, inputs, timing)
     }
 
-    /// [`Timer::reduce`] of a job planned elsewhere (a tuner's own launch shapes): one event
+    /// [`Timer::reduce`] of a job planned elsewhere (a tuner's own launch grids): one event
     /// after the first pass and one after the last.
     pub fn reduce_job<T: Element, O: Operation<T>>(
         &self,
@@ -213,13 +213,13 @@ impl Timer<'_> {
         let mut times = Vec::new();
         let mut first: Option<Vec<u8>> = None;
         let mut deterministic = true;
-        let mut shape = None;
+        let mut first_launch = None;
         for run in 0..(timing.warmup + timing.repeat) as usize {
             self.preroll()?;
             self.record(0)?;
             let launch =
                 reducer.enqueue_reproducible_at::<T, O>(inputs[run % inputs.len()], len, output)?;
-            shape = Some(launch);
+            first_launch = Some(launch);
             self.record(2)?;
             let bits = self.gpu.read_back(output, size_of::<O::Device>()).map_err(|e| {
                 anyhow!("the reproducible kernel failed on the GPU: {e} (run it with --backend sim to see where)")
@@ -233,11 +233,11 @@ impl Timer<'_> {
             }
         }
         let bits = first.ok_or_else(|| anyhow!("no run (warmup + repeat is 0)"))?;
-        let shape = shape.ok_or_else(|| anyhow!("no run"))?;
+        let launch = first_launch.ok_or_else(|| anyhow!("no run"))?;
         let ms = median(&mut times);
         Ok(TimedRun {
             value: device_value::<T, O>(&bits),
-            passes: vec![Pass { len, shape }],
+            passes: vec![Pass { len, launch }],
             first_pass_ms: ms,
             to_result_ms: ms,
             repeat: timing.repeat,

@@ -6,7 +6,7 @@
 //! CUB's `gpu_to_gpu` determinism): each value's bits are collected, exactly, in three
 //! fixed-width bins set by the largest magnitude, and the total is rounded once at the end.
 //! The result does not depend on the order of the additions, so it is the same on every GPU,
-//! with every launch shape, on the simulator, and when the input is cut into shards whose
+//! with every launch grid, on the simulator, and when the input is cut into shards whose
 //! [`PartialSum`]s are merged later (a sum over several GPUs):
 //!
 //! ```

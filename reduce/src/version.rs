@@ -85,7 +85,7 @@ impl Version {
         self.0.technique
     }
 
-    /// Everything `kernels-gpu` declares about it: launch shape, origin, operator set.
+    /// Everything `kernels-gpu` declares about it: launch grid, origin, operator set.
     pub fn info(self) -> &'static VersionInfo {
         self.0
     }

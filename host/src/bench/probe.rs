@@ -6,7 +6,7 @@ use crate::timing::{Timer, Timing};
 use anyhow::Result;
 use reduce_rs::Version;
 use reduce_rs::ops::Sum;
-use reduce_rs::plan::{self as launch_plan, LaunchShape, Sizes};
+use reduce_rs::plan::{self as launch_plan, LaunchGrid, Sizes};
 
 /// Median time (ms) of the read-only kernel over `inputs` (rotated as the versions are), with
 /// v8's grid: the bandwidth ceiling every version is compared with.
@@ -21,9 +21,9 @@ pub fn read_probe<T: HostElement>(
     let name = format!("read_probe_{}_b{block}", T::DTYPE);
     let (function, resident) = gpu.kernel(&name, block, 0)?;
     let sizes = Sizes::of::<T, Sum>();
-    let shape = LaunchShape {
+    let launch = LaunchGrid {
         shared_bytes: 0,
-        ..launch_plan::shape(Version::fastest(), len, block, sizes, resident)?
+        ..launch_plan::launch_grid(Version::fastest(), len, block, sizes, resident)?
     };
     let sink = gpu.copy_to_device(&[0u64; 2])?;
     timer.time(timing, |run| {
@@ -37,6 +37,6 @@ pub fn read_probe<T: HostElement>(
             output_len: 1,
             ..Default::default()
         };
-        Ok(gpu.launch(&name, &function, shape, pointers, sizes)?)
+        Ok(gpu.launch(&name, &function, launch, pointers, sizes)?)
     })
 }

@@ -320,7 +320,7 @@ fn timed_row<D>(
     bytes: usize,
     verdict: &crate::reference::Verdict,
 ) -> Row {
-    let first = run.passes[0].shape;
+    let first = run.passes[0].launch;
     Row {
         grid: Some(first.grid),
         block: Some(first.block),

@@ -10,7 +10,7 @@ pub mod each;
 
 use host::element::{DType, OpKind};
 use host::input::Pattern;
-use host::run::{Case, Outcome, Source, run_versions};
+use host::run::{InputSource, Outcome, RunCase, run_versions};
 use host::timing::Timing;
 use libtest_mimic::{Failed, Trial};
 use reduce_rs::{Reducer, Schedule, Version};
@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Debug)]
 pub struct TestCase {
     pub version: Version,
-    pub case: Case,
+    pub case: RunCase,
     /// Run with `Reducer::with_reproducible(true)` (float sums and means then run the
     /// reproducible kernel in the version's place).
     pub reproducible: bool,
@@ -29,7 +29,7 @@ pub struct TestCase {
 impl TestCase {
     pub fn name(&self) -> String {
         let c = &self.case;
-        let Source::Generated { pattern, .. } = c.source else {
+        let InputSource::Generated { pattern, .. } = c.source else {
             unreachable!("the tables generate their inputs")
         };
         let mut name = format!(
@@ -52,15 +52,15 @@ impl TestCase {
     }
 }
 
-fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> Case {
-    Case {
+fn case(dtype: DType, op: OpKind, len: usize, pattern: Pattern) -> RunCase {
+    RunCase {
         dtype,
         op,
         len,
         block: None,
         max_blocks: None,
         offset: 0,
-        source: Source::Generated {
+        source: InputSource::Generated {
             pattern,
             seed: len as u64 ^ 0x5eed,
         },

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::shapes::ShapePlan;
-use crate::plan::{self, Job, LaunchShape, Pass, SegmentOffsets, Sizes, Work};
+use crate::plan::{self, Job, LaunchGrid, Pass, SegmentOffsets, Sizes, Work};
 use kernels_gpu::params::SimEntry;
 use kernels_gpu::params::{Launch, Params};
 use simt::{Access, LaunchConfig, LaunchStats, Region, Schedule};
@@ -141,11 +141,11 @@ impl Sim {
                 out_bytes,
             ),
             Work::Single {
-                shape,
+                launch,
                 partials_bytes,
             } => self.run_single(
                 &job.kernel,
-                *shape,
+                *launch,
                 *partials_bytes,
                 input,
                 job.len,
@@ -222,7 +222,7 @@ impl Sim {
         out_bytes: usize,
     ) -> Result<Vec<u8>> {
         self.simulate(name, out_bytes, |entry, memory| {
-            let first_grid = passes[0].shape.grid as usize;
+            let first_grid = passes[0].launch.grid as usize;
             counters_for(&mut memory.counters, 1);
             let mut source: Option<usize> = None; // which `between` buffer the next pass reads
             for (k, pass) in passes.iter().enumerate() {
@@ -231,8 +231,8 @@ impl Sim {
                 let target = if last { None } else { Some(k % 2) };
                 let (output_len, output_bytes) = match target {
                     Some(_) => (
-                        pass.shape.grid as usize,
-                        pass.shape.grid as usize * sizes.element,
+                        pass.launch.grid as usize,
+                        pass.launch.grid as usize * sizes.element,
                     ),
                     None => (out_len, out_bytes),
                 };
@@ -265,7 +265,7 @@ impl Sim {
                 launch_checked(
                     name,
                     entry,
-                    pass.shape,
+                    pass.launch,
                     self.schedule,
                     buffers,
                     sizes,
@@ -283,7 +283,7 @@ impl Sim {
     fn run_single(
         &self,
         name: &str,
-        shape: LaunchShape,
+        launch_grid: LaunchGrid,
         partials_bytes: usize,
         input: &[u8],
         len: usize,
@@ -295,7 +295,7 @@ impl Sim {
             counters_for(&mut memory.counters, 1);
             let params = Params {
                 len: len as u64,
-                partials_len: u64::from(shape.grid),
+                partials_len: u64::from(launch_grid.grid),
                 retired_len: 1,
                 output_len: 1,
                 ..Params::default()
@@ -310,7 +310,7 @@ impl Sim {
             launch_checked(
                 name,
                 entry,
-                shape,
+                launch_grid,
                 self.schedule,
                 buffers,
                 params,
@@ -397,7 +397,7 @@ fn split_between(
 fn launch_checked(
     name: &str,
     entry: SimEntry,
-    shape: LaunchShape,
+    launch_grid: LaunchGrid,
     schedule: Schedule,
     buffers: Buffers<'_>,
     sizes: Params,
@@ -429,9 +429,9 @@ fn launch_checked(
         sizes,
     };
     let config = LaunchConfig {
-        grid_dim: shape.grid,
-        block_dim: shape.block,
-        shared_bytes: shape.shared_bytes,
+        grid_dim: launch_grid.grid,
+        block_dim: launch_grid.block,
+        shared_bytes: launch_grid.shared_bytes,
         schedule,
     };
     // SAFETY: `launch` satisfies the launch contract with host addresses: the callers size

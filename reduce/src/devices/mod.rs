@@ -61,7 +61,7 @@
 //! integer sums wrap, the mean is the global sum over the global count, and empty shards (or an
 //! empty input) give what one GPU gives. Min, max, argmin, argmax and integer sums are the
 //! bits one GPU gives; float sums and means are rounded in another order (as any change of
-//! launch shape does), except in the reproducible mode ([`Devices::with_reproducible`],
+//! launch grid does), except in the reproducible mode ([`Devices::with_reproducible`],
 //! [`Rank::with_reproducible`]): its f32/f64 sums are one device's bits for any number of
 //! devices and any split. The result is the same bits on every GPU. How each operation
 //! combines: `combine.rs`.

@@ -12,7 +12,7 @@ use crate::element::Element;
 use crate::error::{DriverContext, Result};
 use crate::input::Input;
 use crate::op::{Operation, Sum};
-use crate::plan::{Job, LaunchShape, Pass, Sizes, Work};
+use crate::plan::{Job, LaunchGrid, Pass, Sizes, Work};
 use crate::reducer::Reducer;
 use crate::version::Version;
 use cudarc::driver::result;
@@ -32,7 +32,7 @@ fn shard_entry<T: Element, O: Operation<T>>(family: &str) -> String {
 }
 
 /// The combine kernel's launch: one block of one warp (thread 0 folds the partials).
-const COMBINE_SHAPE: LaunchShape = LaunchShape {
+const COMBINE_LAUNCH: LaunchGrid = LaunchGrid {
     grid: 1,
     block: 32,
     shared_bytes: 0,
@@ -157,7 +157,7 @@ where
         work: Work::Passes {
             passes: vec![Pass {
                 len: ranks,
-                shape: COMBINE_SHAPE,
+                launch: COMBINE_LAUNCH,
             }],
             sizes: Sizes {
                 element: bytes,

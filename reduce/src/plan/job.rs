@@ -2,7 +2,7 @@
 //! writes, and the scratch memory they need. The GPU enqueues a job on its stream; the
 //! simulator runs it on the CPU; both from the same plan.
 
-use super::launch::{LaunchShape, Pass, Sizes};
+use super::launch::{LaunchGrid, Pass, Sizes};
 use super::shapes::ShapePlan;
 
 /// Where a segment kernel finds its offsets.
@@ -39,7 +39,7 @@ pub enum Work<'a> {
     /// One launch of a single-pass kernel with `partials_bytes` of scratch and one ticket
     /// counter, writing one result (the reproducible kernels).
     Single {
-        shape: LaunchShape,
+        launch: LaunchGrid,
         partials_bytes: usize,
     },
 }
@@ -72,11 +72,11 @@ impl Job<'_> {
     }
 
     /// The first launch's shape (the kernel is looked up with its block and shared memory).
-    pub fn first_launch(&self) -> LaunchShape {
+    pub fn first_launch(&self) -> LaunchGrid {
         match &self.work {
-            Work::Passes { passes, .. } => passes[0].shape,
+            Work::Passes { passes, .. } => passes[0].launch,
             Work::Shape { plan, .. } => plan.launch,
-            Work::Single { shape, .. } => *shape,
+            Work::Single { launch, .. } => *launch,
         }
     }
 }

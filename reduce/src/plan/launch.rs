@@ -1,12 +1,15 @@
-//! What every plan is made of: the shape of one launch, one pass, the sizes a launch depends on,
+//! What every plan is made of: the grid of one launch, one pass, the sizes a launch depends on,
 //! and what a block's shared memory and the device's resident blocks come to.
 
 use kernels_gpu::launch::{RESIDENT_THREADS_PER_SM, WARP_SIZE};
 use kernels_gpu::policy::Shared;
 
-/// The shape of one launch.
+/// The grid of one launch: blocks, threads per block and shared memory per block (CUDA's
+/// launch configuration; the input's rows, columns or segments are its [`Shape`]).
+///
+/// [`Shape`]: crate::Shape
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchShape {
+pub struct LaunchGrid {
     /// Blocks (`gridDim.x`).
     pub grid: u32,
     /// Threads per block (`blockDim.x`).
@@ -15,13 +18,13 @@ pub struct LaunchShape {
     pub shared_bytes: usize,
 }
 
-/// One launch of a reduction: how many elements it reads and its shape.
+/// One launch of a reduction: how many elements it reads and its grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
     /// The elements it reads.
     pub len: usize,
-    /// Its launch shape.
-    pub shape: LaunchShape,
+    /// Its launch grid.
+    pub launch: LaunchGrid,
 }
 
 /// The largest `gridDim.x` CUDA accepts.

@@ -4,7 +4,7 @@
 //! either backend runs.
 //!
 //! - [`whole`](mod@whole): the versions' passes over a whole array;
-//! - [`launch`]: what every plan is made of (a launch's shape, a pass, sizes);
+//! - [`launch`]: what every plan is made of (a launch's grid, a pass, sizes);
 //! - [`shapes`]: rows, columns and segments;
 //! - [`reproducible`]: the reproducible sums;
 //! - [`job`]: what a plan hands to a backend.
@@ -15,8 +15,8 @@ pub mod shapes;
 pub mod whole;
 
 pub use job::{Job, SegmentOffsets, Work};
-pub use launch::{LaunchShape, MAX_GRID, Pass, Sizes, resident_blocks, shared_bytes_of};
+pub use launch::{LaunchGrid, MAX_GRID, Pass, Sizes, resident_blocks, shared_bytes_of};
 pub use whole::{
-    additions_per_element, block_in_name, check_block, entry_name, passes, shape, shared_bytes,
-    whole,
+    additions_per_element, block_in_name, check_block, entry_name, launch_grid, passes,
+    shared_bytes, whole,
 };

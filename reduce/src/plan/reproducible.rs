@@ -1,7 +1,7 @@
 //! The reproducible sums' kernels and launches: which kernel a reduction runs in the mode, the
 //! kernels that write and merge partial sums, and a launch over elements or states.
 
-use super::launch::{LaunchShape, MAX_GRID, Sizes};
+use super::launch::{LaunchGrid, MAX_GRID, Sizes};
 use crate::element::DType;
 use crate::op::OpKind;
 use crate::reproducible::{STATE_BYTES_F32, STATE_BYTES_F64, SumFloat};
@@ -78,7 +78,7 @@ pub(crate) fn launch(
     state_bytes: usize,
     block: u32,
     resident: u64,
-) -> LaunchShape {
+) -> LaunchGrid {
     let per_thread = if vectors {
         u64::from(MIN_VECTORS_PER_THREAD) * elements_per_vector(element_bytes) as u64
     } else {
@@ -88,7 +88,7 @@ pub(crate) fn launch(
         .div_ceil(per_thread * u64::from(block))
         .clamp(1, resident.max(1))
         .min(MAX_GRID);
-    LaunchShape {
+    LaunchGrid {
         grid: grid as u32,
         block,
         shared_bytes: shared_bytes(block, state_bytes),
@@ -118,10 +118,10 @@ mod tests {
     #[test]
     fn launches_fill_the_device_with_at_least_four_vectors_per_thread() {
         // 2^28 f32 on 132 SMs × 4 resident blocks of 256: the resident blocks.
-        let shape = launch(1 << 28, 4, true, 28, 256, 528);
-        assert_eq!((shape.grid, shape.block), (528, 256));
+        let planned = launch(1 << 28, 4, true, 28, 256, 528);
+        assert_eq!((planned.grid, planned.block), (528, 256));
         // 8 warps × 28 bytes, then the ticket.
-        assert_eq!(shape.shared_bytes, 8 * 28 + 4);
+        assert_eq!(planned.shared_bytes, 8 * 28 + 4);
         assert_eq!(launch(5000, 4, true, 28, 64, 528).grid, 5);
         assert_eq!(launch(0, 8, true, 56, 64, 528).grid, 1);
         assert_eq!(launch(3, 56, false, 56, 64, 528).grid, 1);

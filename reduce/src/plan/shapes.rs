@@ -3,7 +3,7 @@
 //! rows for columns, by the shape and the GPU's occupancy. The same for the kernels'
 //! reproducible twins ([`Family::Reproducible`]), which give each lane more of a row.
 
-use super::launch::{LaunchShape, MAX_GRID, Sizes, shared_bytes_of};
+use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of};
 use crate::shape::Shape;
 use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
 use kernels_gpu::shapes::columns;
@@ -13,8 +13,8 @@ use kernels_gpu::shapes::columns;
 pub use kernels_gpu::shapes::ShapeKernel;
 
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each; longer rows
-/// get a block or more. On the H100 a warp per row still beats a block per row at 16 KiB
-/// (4096 `f32`: 2.94 against 2.53 TB/s) and loses at 32 KiB (2.94 against 3.06 TB/s).
+/// get a block or more: the longest rows on which a warp per row still beats a block per row
+/// (the README's "Rows, columns, segments" has the figures).
 pub const WARP_ROW_BYTES: usize = 16 * 1024;
 
 /// Rows each thread of a column reduction walks at least: two groups of loads, so that the
@@ -109,8 +109,8 @@ fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
 pub struct ShapePlan {
     /// The kernel that runs.
     pub kernel: ShapeKernel,
-    /// Its launch shape.
-    pub launch: LaunchShape,
+    /// Its launch grid.
+    pub launch: LaunchGrid,
     /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`);
     /// 1 for `RowsBlock`.
     pub split: usize,
@@ -258,7 +258,7 @@ pub(crate) fn plan_layout(
         let shared_bytes = shared_bytes_of(kernel.info().shared, block, sizes, tile_accumulators);
         ShapePlan {
             kernel,
-            launch: LaunchShape {
+            launch: LaunchGrid {
                 grid: grid.clamp(1, MAX_GRID) as u32,
                 block,
                 shared_bytes,

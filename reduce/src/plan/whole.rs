@@ -2,7 +2,7 @@
 //! over the values the pass before wrote, until one is left), their shared memory and grids.
 
 use super::job::{Job, Work};
-use super::launch::{LaunchShape, MAX_GRID, Pass, Sizes, shared_bytes_of};
+use super::launch::{LaunchGrid, MAX_GRID, Pass, Sizes, shared_bytes_of};
 use crate::error::Error;
 use crate::version::Version;
 use kernels_gpu::launch::{BLOCK_SIZES, elements_per_vector};
@@ -70,13 +70,13 @@ pub fn shared_bytes(version: Version, block: u32, sizes: Sizes) -> usize {
 
 /// The launch of one pass over `len` elements, on a device that keeps `resident_blocks` blocks
 /// of this kernel running at once (SMs × occupancy).
-pub fn shape(
+pub fn launch_grid(
     version: Version,
     len: usize,
     block: u32,
     sizes: Sizes,
     resident_blocks: u64,
-) -> Result<LaunchShape, Error> {
+) -> Result<LaunchGrid, Error> {
     check_block(version, block)?;
     let blocks_for = |per_thread: u64| (len as u64).div_ceil(per_thread * u64::from(block)).max(1);
     let grid = match version.info().grid {
@@ -102,7 +102,7 @@ pub fn shape(
     if grid > MAX_GRID {
         return Err(Error::GridTooLarge { len, block, grid });
     }
-    Ok(LaunchShape {
+    Ok(LaunchGrid {
         grid: grid as u32,
         block,
         shared_bytes: shared_bytes(version, block, sizes),
@@ -121,12 +121,12 @@ pub fn passes(
     let mut passes = Vec::new();
     let mut len = len;
     loop {
-        let shape = shape(version, len, block, sizes, resident_blocks)?;
-        passes.push(Pass { len, shape });
-        if version.info().output == Output::Final || shape.grid == 1 {
+        let launch = launch_grid(version, len, block, sizes, resident_blocks)?;
+        passes.push(Pass { len, launch });
+        if version.info().output == Output::Final || launch.grid == 1 {
             return Ok(passes);
         }
-        len = shape.grid as usize;
+        len = launch.grid as usize;
     }
 }
 
@@ -144,12 +144,12 @@ pub fn additions_per_element(version: Version, passes: &[Pass]) -> u64 {
     passes
         .iter()
         .map(|pass| {
-            let shape = pass.shape;
-            let threads = u64::from(shape.grid) * u64::from(shape.block);
+            let launch = pass.launch;
+            let threads = u64::from(launch.grid) * u64::from(launch.block);
             let in_a_row = (pass.len as u64).div_ceil(threads) + 2; // +2: v8's head and tail
-            let tree = u64::from(shape.block.ilog2());
+            let tree = u64::from(launch.block.ilog2());
             let last_block = match version.info().output {
-                Output::Final => u64::from(shape.grid).div_ceil(u64::from(shape.block)) + tree,
+                Output::Final => u64::from(launch.grid).div_ceil(u64::from(launch.block)) + tree,
                 Output::PerBlock => 0,
             };
             in_a_row + tree + last_block
@@ -175,20 +175,35 @@ mod tests {
         // The tutorial: N = 32M, 256 threads: v0–v2 use N/256 blocks, v3–v5 N/512.
         let n = 1 << 25;
         let resident = resident_blocks(132, 256);
-        assert_eq!(shape(v("v0"), n, 256, F32, resident).unwrap().grid, 131_072);
-        assert_eq!(shape(v("v3"), n, 256, F32, resident).unwrap().grid, 65_536);
         assert_eq!(
-            shape(v("v5"), n, 256, F32, resident).unwrap().shared_bytes,
+            launch_grid(v("v0"), n, 256, F32, resident).unwrap().grid,
+            131_072
+        );
+        assert_eq!(
+            launch_grid(v("v3"), n, 256, F32, resident).unwrap().grid,
+            65_536
+        );
+        assert_eq!(
+            launch_grid(v("v5"), n, 256, F32, resident)
+                .unwrap()
+                .shared_bytes,
             1024
         );
         // Grid-filling versions: 132 SMs × 2048/256 = 1056 blocks on the H100.
-        assert_eq!(shape(v("v6"), n, 256, F32, resident).unwrap().grid, 1056);
         assert_eq!(
-            shape(v("v7"), n, 256, F32, resident).unwrap().shared_bytes,
+            launch_grid(v("v6"), n, 256, F32, resident).unwrap().grid,
+            1056
+        );
+        assert_eq!(
+            launch_grid(v("v7"), n, 256, F32, resident)
+                .unwrap()
+                .shared_bytes,
             32
         );
         assert_eq!(
-            shape(v("v8"), n, 256, F32, resident).unwrap().shared_bytes,
+            launch_grid(v("v8"), n, 256, F32, resident)
+                .unwrap()
+                .shared_bytes,
             36
         );
     }
@@ -199,7 +214,10 @@ mod tests {
         let resident = resident_blocks(132, 256);
         let grid = |n: usize| {
             let block = v8.tuned_block(n);
-            (block, shape(v8, n, block, F32, resident).unwrap().grid)
+            (
+                block,
+                launch_grid(v8, n, block, F32, resident).unwrap().grid,
+            )
         };
         // f32: 4 elements a vector; 1024 threads × 8 vectors = 2^15 elements.
         assert_eq!(grid(1 << 12), (256, 1));
@@ -212,8 +230,14 @@ mod tests {
             element: 8,
             accumulator: 8,
         };
-        assert_eq!(shape(v8, 1 << 14, 1024, f64s, resident).unwrap().grid, 1);
-        assert_eq!(shape(v8, 1 << 15, 1024, f64s, resident).unwrap().grid, 4);
+        assert_eq!(
+            launch_grid(v8, 1 << 14, 1024, f64s, resident).unwrap().grid,
+            1
+        );
+        assert_eq!(
+            launch_grid(v8, 1 << 15, 1024, f64s, resident).unwrap().grid,
+            4
+        );
     }
 
     #[test]
@@ -237,7 +261,7 @@ mod tests {
         for version in Version::all() {
             let resident = resident_blocks(132, 256);
             assert_eq!(
-                shape(version, 0, 256, F32, resident).unwrap().grid,
+                launch_grid(version, 0, 256, F32, resident).unwrap().grid,
                 1,
                 "{version}"
             );
@@ -250,7 +274,7 @@ mod tests {
         let grids: Vec<u32> = passes(v("v0"), 1 << 25, 256, F32, resident_blocks(132, 256))
             .unwrap()
             .iter()
-            .map(|p| p.shape.grid)
+            .map(|p| p.launch.grid)
             .collect();
         assert_eq!(grids, [131_072, 512, 2, 1]);
         assert_eq!(
@@ -264,11 +288,11 @@ mod tests {
     #[test]
     fn rejects_bad_block_sizes_and_huge_grids() {
         assert!(matches!(
-            shape(v("v0"), 10, 100, F32, 1),
+            launch_grid(v("v0"), 10, 100, F32, 1),
             Err(Error::BlockSize { block: 100, .. })
         ));
         assert!(matches!(
-            shape(v("v0"), 1 << 40, 64, F32, 1),
+            launch_grid(v("v0"), 1 << 40, 64, F32, 1),
             Err(Error::GridTooLarge { .. })
         ));
     }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 /// A `Reducer` owns what reductions need from call to call — on the GPU a stream, the kernels
 /// (compiled by the driver the first time each is used) and scratch memory — and runs either
 /// on a GPU or on the CPU simulator, with the same methods and the same results (up to the
-/// rounding of float sums, which depends on the launch shape).
+/// rounding of float sums, which depends on the launch grid).
 ///
 /// ```
 /// use reduce_rs::Reducer;
@@ -194,7 +194,7 @@ impl Reducer {
     }
 
     /// Launches at most `blocks` blocks in the versions that size their grid to the GPU
-    /// (v6–v8), as a smaller GPU would: for tests of launch shapes.
+    /// (v6–v8), as a smaller GPU would: for tests of launch grids.
     ///
     /// ```
     /// let reducer = reduce_rs::Reducer::simulator().with_max_blocks(3);

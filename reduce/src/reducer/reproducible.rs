@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::op::Operation;
 use crate::plan::reproducible as repro;
-use crate::plan::{Job, LaunchShape, Work};
+use crate::plan::{Job, LaunchGrid, Work};
 use crate::reproducible::{PartialSum, STATE_BYTES_F32, SumFloat};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 use kernels_gpu::launch::WARP_SIZE;
@@ -183,7 +183,7 @@ impl Reducer {
         input: u64,
         len: usize,
         output: u64,
-    ) -> Result<LaunchShape> {
+    ) -> Result<LaunchGrid> {
         let job = self.reproducible_job::<T>(
             reproducible_kernel_name::<T, O>()?,
             len,
@@ -204,7 +204,7 @@ impl Reducer {
     pub fn reproducible_launch<T: Element, O: Operation<T>>(
         &self,
         len: usize,
-    ) -> Result<LaunchShape> {
+    ) -> Result<LaunchGrid> {
         let kernel = reproducible_kernel_name::<T, O>()?;
         Ok(self
             .reproducible_job::<T>(kernel, len, size_of::<O::Device>())?
@@ -253,7 +253,7 @@ impl Reducer {
         let resident = self
             .backend
             .resident(&kernel, block, shared, self.max_blocks)?;
-        let shape = repro::launch(
+        let launch = repro::launch(
             reads.len,
             reads.element_bytes,
             reads.vectors,
@@ -266,8 +266,8 @@ impl Reducer {
             len: reads.len,
             result_bytes,
             work: Work::Single {
-                shape,
-                partials_bytes: shape.grid as usize * reads.state_bytes,
+                launch,
+                partials_bytes: launch.grid as usize * reads.state_bytes,
             },
         })
     }

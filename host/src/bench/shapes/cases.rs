@@ -36,15 +36,15 @@ impl CaseShape {
     }
 }
 
-/// One case: element type, operation, shape.
+/// One case of `bench --shapes` (`f32:sum:rows:8192x8192`): element type, operation, shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Case {
+pub struct ShapeCase {
     pub dtype: DType,
     pub op: OpKind,
     pub shape: CaseShape,
 }
 
-impl Case {
+impl ShapeCase {
     /// `f32 sum rows 8192×8192`.
     pub fn label(&self) -> String {
         let shape = match &self.shape {
@@ -80,19 +80,19 @@ impl Case {
 /// What `--shapes` asks for.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ShapesArg {
-    pub cases: Vec<Case>,
+    pub cases: Vec<ShapeCase>,
     pub sweep: bool,
 }
 
 impl ShapesArg {
     /// The cases to run: those named, then (`sweep`) f32 sums of [`SWEEP_ELEMENTS`] as rows
     /// of 32, 128, … 2^24 elements.
-    pub fn all_cases(&self) -> Vec<Case> {
+    pub fn all_cases(&self) -> Vec<ShapeCase> {
         let mut cases = self.cases.clone();
         if self.sweep {
             let mut cols = 32usize;
             while cols <= 1 << 24 {
-                cases.push(Case {
+                cases.push(ShapeCase {
                     dtype: DType::F32,
                     op: OpKind::Sum,
                     shape: CaseShape::Rows(SWEEP_ELEMENTS / cols, cols),
@@ -123,7 +123,7 @@ pub fn parse_shapes(text: &str) -> Result<ShapesArg, String> {
     Ok(arg)
 }
 
-fn parse_case(item: &str) -> Result<Case, String> {
+fn parse_case(item: &str) -> Result<ShapeCase, String> {
     let parts: Vec<&str> = item.split(':').collect();
     let [dtype, op, kind, size] = parts[..] else {
         return Err(format!(
@@ -155,7 +155,7 @@ fn parse_case(item: &str) -> Result<Case, String> {
             ));
         }
     };
-    Ok(Case { dtype, op, shape })
+    Ok(ShapeCase { dtype, op, shape })
 }
 
 #[cfg(test)]
@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(arg.cases.len(), 9);
         assert_eq!(
             parse_case("bf16:argmax:rows:64x128256").unwrap(),
-            Case {
+            ShapeCase {
                 dtype: DType::Bf16,
                 op: OpKind::ArgMax,
                 shape: CaseShape::Rows(64, 128256)

@@ -1,7 +1,7 @@
 //! `bench --shapes`' own measurements: one case on the GPU, the library's kernels and the
 //! read-only kernel, over input copies rotated out of L2.
 
-use super::cases::Case;
+use super::cases::ShapeCase;
 use super::table::{ShapeRow, dimensions};
 use crate::bench::probe::read_probe;
 use crate::element::{HostElement, OpKind};
@@ -28,7 +28,7 @@ fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
 /// the reproducible mode covers the reduction, its twins of the shape kernels too.
 pub fn run_case<T: HostElement, O: Checked<T> + Default>(
     reducer: &mut Reducer,
-    case: &Case,
+    case: &ShapeCase,
     timing: Timing,
 ) -> Result<Vec<ShapeRow>> {
     // The reproducible mode's choice, where the mode covers the reduction (its twins of the

@@ -26,7 +26,7 @@ use crate::bench::peers::{Notes, Peer, PeerCase, PeerRun, cuda, records, torch};
 use crate::timing::Timing;
 use crate::with_dtype_and_op;
 use anyhow::{Context, Result};
-use cases::{Case, CaseShape, ShapesArg};
+use cases::{CaseShape, ShapeCase, ShapesArg};
 use measure::run_case;
 use reduce_rs::Reducer;
 use std::path::Path;
@@ -76,7 +76,7 @@ pub fn run(arg: &ShapesArg, options: &BenchOptions) -> Result<bool> {
 }
 
 /// What the peers run for `case`.
-fn peer_case(case: &Case) -> PeerCase {
+fn peer_case(case: &ShapeCase) -> PeerCase {
     let shape_args = match &case.shape {
         CaseShape::Whole(n) => vec!["--n".into(), n.to_string()],
         CaseShape::Rows(r, c) | CaseShape::Columns(r, c) => {
@@ -100,7 +100,7 @@ fn peer_case(case: &Case) -> PeerCase {
 /// The peers on the same cases: PyTorch (`python3` with torch) and CUB (`nvcc`), each
 /// appending to one CSV. A peer that cannot run says why once and is not run again.
 fn run_peers(
-    cases: &[Case],
+    cases: &[ShapeCase],
     options: &BenchOptions,
     dirs: &PeerDirs,
     compute_capability: (u32, u32),
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn peers_get_the_case_in_their_own_words() {
-        let case = |shape| Case {
+        let case = |shape| ShapeCase {
             dtype: DType::Bf16,
             op: OpKind::ArgMax,
             shape,

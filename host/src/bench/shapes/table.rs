@@ -2,7 +2,7 @@
 //! a peer's), the printed table, the sweep's chart, and the files (`bench_shapes.csv`,
 //! `bench_shapes.json`, `bench_rows.svg`).
 
-use super::cases::{Case, CaseShape, SWEEP_ELEMENTS};
+use super::cases::{CaseShape, SWEEP_ELEMENTS, ShapeCase};
 use crate::bench::chart::{Series, write_svg};
 use crate::bench::peers::records::PeerRow;
 use crate::bench::rows::{Check, Tally};
@@ -51,7 +51,7 @@ impl ShapeRow {
     }
 
     /// Our measurement of `case` that could not run: an `ERROR` row, so the table shows it.
-    pub fn not_run(case: &Case) -> ShapeRow {
+    pub fn not_run(case: &ShapeCase) -> ShapeRow {
         let (rows, cols) = dimensions(&case.shape);
         ShapeRow {
             implementation: "reduce-rs".into(),
@@ -127,7 +127,7 @@ pub fn write_files(
 
 /// The printed table: per case, every implementation, with its share of the read-only
 /// kernel's bandwidth and PyTorch's time over ours.
-pub fn format_table(cases: &[Case], rows: &[ShapeRow], device: &str) -> String {
+pub fn format_table(cases: &[ShapeCase], rows: &[ShapeRow], device: &str) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn the_exit_code_rule_counts_wrong_results_and_our_runs_that_did_not_run() {
-        let case = Case {
+        let case = ShapeCase {
             dtype: DType::F32,
             op: OpKind::Sum,
             shape: CaseShape::Rows(8, 16),
@@ -295,7 +295,7 @@ mod tests {
 
     #[test]
     fn the_table_compares_with_the_read_only_kernel_and_torch() {
-        let case = Case {
+        let case = ShapeCase {
             dtype: DType::F32,
             op: OpKind::Sum,
             shape: CaseShape::Rows(8, 16),

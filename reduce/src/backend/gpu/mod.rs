@@ -300,7 +300,7 @@ impl Gpu {
                     let (to, to_len) = if last {
                         (output, *results)
                     } else {
-                        (between[k % 2], pass.shape.grid as usize)
+                        (between[k % 2], pass.launch.grid as usize)
                     };
                     let pointers = Pointers {
                         input,
@@ -316,7 +316,7 @@ impl Gpu {
                         output_len: to_len as u64,
                         ..Params::default()
                     };
-                    self.launch(&job.kernel, &function, pass.shape, pointers, params)?;
+                    self.launch(&job.kernel, &function, pass.launch, pointers, params)?;
                     after_launch(k)?;
                     input = to;
                 }
@@ -375,7 +375,7 @@ impl Gpu {
                 after_launch(0)
             }
             Work::Single {
-                shape,
+                launch,
                 partials_bytes,
             } => {
                 let counters = scratch
@@ -395,12 +395,12 @@ impl Gpu {
                 };
                 let params = Params {
                     len: job.len as u64,
-                    partials_len: u64::from(shape.grid),
+                    partials_len: u64::from(launch.grid),
                     retired_len: 1,
                     output_len: 1,
                     ..Params::default()
                 };
-                self.launch(&job.kernel, &function, *shape, pointers, params)?;
+                self.launch(&job.kernel, &function, *launch, pointers, params)?;
                 after_launch(0)
             }
         }
@@ -431,14 +431,14 @@ impl Gpu {
         &self,
         name: &str,
         function: &CudaFunction,
-        shape: plan::LaunchShape,
+        launch_grid: plan::LaunchGrid,
         pointers: Pointers,
         sizes: Params,
     ) -> Result<()> {
         let config = LaunchConfig {
-            grid_dim: (shape.grid, 1, 1),
-            block_dim: (shape.block, 1, 1),
-            shared_mem_bytes: shape.shared_bytes as u32,
+            grid_dim: (launch_grid.grid, 1, 1),
+            block_dim: (launch_grid.block, 1, 1),
+            shared_mem_bytes: launch_grid.shared_bytes as u32,
         };
         let sizes = LaunchParams(sizes);
         let mut args = self.stream.launch_builder(function);
