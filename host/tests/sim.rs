@@ -34,6 +34,8 @@ fn main() {
         in_order,
         false,
     ));
+    // The several-device path (`devices::…`): every type and operation over simulated devices.
+    trials.extend(common::devices::trials());
     // The same kernels with the threads of every block in a seeded random order: a kernel that
     // only works in one order has a race the detector should also name.
     trials.extend(common::trials(

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)] // each test binary uses part of this module
 
+pub mod devices;
 pub mod each;
 
 use host::element::{DType, OpKind};
