@@ -94,16 +94,8 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
             let resident = |kernel: ShapeKernel| {
                 plan::resident_blocks(gpu.info().multiprocessors, kernel.block())
             };
-            for kernel in [
-                ShapeKernel::RowsWarp,
-                ShapeKernel::RowsBlock,
-                ShapeKernel::RowsSplit,
-                ShapeKernel::Columns,
-            ] {
-                let Some(plan) = plan_for(kernel, &shape, sizes, resident) else {
-                    continue;
-                };
-                let name = format!("{}_{}_{}", kernel.name(), T::DTYPE, O::KIND);
+            // Times one plan of the library's kernels, checks it, and adds its row.
+            let mut time_row = |plan, name: String, chosen: bool| -> Result<()> {
                 let run = time_plan::<T, O>(
                     reducer,
                     &input,
@@ -113,20 +105,28 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                     name.clone(),
                     timing,
                 )?;
-                let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
                 if !run.verdict.pass() {
                     eprintln!(
                         "error: {name}: {}",
-                        run.verdict.first_failure.unwrap_or_default()
+                        run.verdict.first_failure.clone().unwrap_or_default()
                     );
                 }
+                let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
                 out.push(row(
                     "reduce-rs",
                     name,
-                    kernel == chosen.kernel,
+                    chosen,
                     run.gpu_ms.unwrap_or(f64::NAN),
                     check,
                 ));
+                Ok(())
+            };
+            for kernel in ShapeKernel::ALL.iter().copied() {
+                let Some(plan) = plan_for(kernel, &shape, sizes, resident) else {
+                    continue;
+                };
+                let name = Family::Plain.entry(kernel, T::DTYPE, O::KIND);
+                time_row(plan, name, kernel == chosen.kernel)?;
             }
             // The reproducible twins: the mode's choice as the library plans it, the others
             // forced, with its block.
@@ -149,29 +149,8 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                     let Some(plan) = plan else {
                         continue;
                     };
-                    let run = time_plan::<T, O>(
-                        reducer,
-                        &input,
-                        &pointers,
-                        &spec,
-                        plan,
-                        name.clone(),
-                        timing,
-                    )?;
-                    let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
-                    if !run.verdict.pass() {
-                        eprintln!(
-                            "error: {name}: {}",
-                            run.verdict.first_failure.unwrap_or_default()
-                        );
-                    }
-                    out.push(row(
-                        "reduce-rs",
-                        name.clone(),
-                        name == repro_name,
-                        run.gpu_ms.unwrap_or(f64::NAN),
-                        check,
-                    ));
+                    let chosen = name == repro_name;
+                    time_row(plan, name, chosen)?;
                 }
             }
         }
