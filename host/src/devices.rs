@@ -38,6 +38,24 @@ pub fn parse_devices(text: &str) -> Result<DeviceCount, String> {
 /// Simulated devices for `--devices all` without a GPU.
 const SIMULATED_ALL: usize = 2;
 
+/// How many GPUs `count` asks for on a machine with `available`: refused where the machine
+/// has fewer, or where several need NCCL and it cannot be loaded.
+pub fn gpus_for(count: DeviceCount, available: usize) -> Result<usize> {
+    let n = match count {
+        DeviceCount::All => available,
+        DeviceCount::Count(n) if n > available => {
+            bail!("--devices {n}: this machine has {available} GPU(s)")
+        }
+        DeviceCount::Count(n) => n,
+    };
+    if n > 1
+        && let Err(why) = nccl_available()
+    {
+        bail!("--devices {n} needs NCCL between the GPUs: {why}");
+    }
+    Ok(n)
+}
+
 /// The group `--backend` and `--devices` ask for, and a note when it is simulated for want of
 /// a GPU.
 pub fn open_devices(
@@ -53,18 +71,7 @@ pub fn open_devices(
         Ok((Devices::simulated_with(n, schedule), why))
     };
     let gpus = |available: usize| -> Result<(Devices, Option<String>)> {
-        let n = match count {
-            DeviceCount::All => available,
-            DeviceCount::Count(n) if n > available => {
-                bail!("--devices {n}: this machine has {available} GPU(s)")
-            }
-            DeviceCount::Count(n) => n,
-        };
-        if n > 1
-            && let Err(why) = nccl_available()
-        {
-            bail!("--devices {n} needs NCCL between the GPUs: {why}");
-        }
+        let n = gpus_for(count, available)?;
         let devices = Devices::new(&(0..n).collect::<Vec<_>>())
             .with_context(|| format!("opening {n} GPU(s) with NCCL"))?;
         Ok((devices, None))

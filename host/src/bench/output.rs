@@ -7,19 +7,24 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// Writes `bench.csv`, `bench.json` and `bench_<dtype>.svg` into `out`; returns their paths.
-pub fn write_results(out: &Path, header: &Header, rows: &[Row]) -> Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    let csv_path = out.join("bench.csv");
-    let write_csv = || -> Result<()> {
-        let mut writer = csv::Writer::from_path(&csv_path)?;
+/// Writes `rows` to the CSV file `path`, one line a row after the header of field names.
+pub fn write_csv<R: Serialize>(path: &Path, rows: &[R]) -> Result<()> {
+    let write = || -> Result<()> {
+        let mut writer = csv::Writer::from_path(path)?;
         for row in rows {
             writer.serialize(row)?;
         }
         writer.flush()?;
         Ok(())
     };
-    write_csv().with_context(|| format!("writing {}", csv_path.display()))?;
+    write().with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes `bench.csv`, `bench.json` and `bench_<dtype>.svg` into `out`; returns their paths.
+pub fn write_results(out: &Path, header: &Header, rows: &[Row]) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    let csv_path = out.join("bench.csv");
+    write_csv(&csv_path, rows)?;
     written.push(csv_path);
 
     let json_path = out.join("bench.json");

@@ -28,11 +28,11 @@ use super::options::BenchOptions;
 use super::peers::locate::PeerDirs;
 use super::peers::{Notes, Peer, PeerRun, records, torch};
 use super::rows::Check;
-use crate::devices::DeviceCount;
+use crate::devices::{DeviceCount, gpus_for};
 use crate::timing::Timing;
 use anyhow::{Context, Result, bail};
 use group::Group;
-use reduce_rs::devices::{Devices, Rank, RankConfig, nccl_available};
+use reduce_rs::devices::{Devices, Rank, RankConfig};
 use reduce_rs::gpu_available;
 use std::path::Path;
 use table::Row;
@@ -43,18 +43,7 @@ use timed::Clocks;
 /// wrong.
 pub fn run(count: DeviceCount, options: &BenchOptions) -> Result<bool> {
     let available = gpu_available().context("bench --devices times GPUs")?;
-    let n = match count {
-        DeviceCount::All => available,
-        DeviceCount::Count(n) if n > available => {
-            bail!("--devices {n}: this machine has {available} GPU(s)")
-        }
-        DeviceCount::Count(n) => n,
-    };
-    if n > 1
-        && let Err(why) = nccl_available()
-    {
-        bail!("bench --devices {n} needs NCCL: {why}");
-    }
+    let n = gpus_for(count, available)?;
     check_sizes(n, &options.sizes)?;
     let out = options.out.as_path();
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;

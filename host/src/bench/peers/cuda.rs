@@ -4,6 +4,7 @@
 //! segments and whole arrays, beside `--shapes`; the peers' common CSV).
 
 use super::locate::{PeerDirs, find_nvcc};
+use super::records::column_of;
 use super::{PeerCase, PeerRun};
 use crate::bench::rows::{Check, Row, Subject};
 use crate::element::{DType, OpKind};
@@ -172,17 +173,7 @@ pub fn run_reduce_ref(
 pub fn parse_reduce_ref_csv(text: &str, dtype: DType) -> Result<Vec<Row>> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader.headers()?.clone();
-    let column = |name: &str| {
-        headers
-            .iter()
-            .position(|h| h.trim() == name)
-            .ok_or_else(|| {
-                anyhow!(
-                    "no `{name}` column in its header `{}`",
-                    headers.iter().collect::<Vec<_>>().join(",")
-                )
-            })
-    };
+    let column = |name: &str| column_of(&headers, name);
     let [version, n, first_ms, first_gbps, scalar_ms, verdict] = [
         "version",
         "n",

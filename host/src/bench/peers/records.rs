@@ -24,16 +24,25 @@ pub struct PeerRow {
     pub check: String,
 }
 
+/// The position of the column `name` in a peer CSV's header; its absence is an error that
+/// names it and shows the header.
+pub fn column_of(headers: &csv::StringRecord, name: &str) -> Result<usize> {
+    headers
+        .iter()
+        .position(|h| h.trim() == name)
+        .ok_or_else(|| {
+            anyhow!(
+                "no `{name}` column in its header `{}`",
+                headers.iter().collect::<Vec<_>>().join(",")
+            )
+        })
+}
+
 /// The rows of `text`; a missing column is an error that names it.
 pub fn parse(text: &str) -> Result<Vec<PeerRow>> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader.headers()?.clone();
-    let column = |name: &str| {
-        headers
-            .iter()
-            .position(|h| h.trim() == name)
-            .ok_or_else(|| anyhow!("no `{name}` column"))
-    };
+    let column = |name: &str| column_of(&headers, name);
     let [imp, case, op, dtype, rows, cols, n, ms, gbps, check] = [
         "impl", "case", "op", "dtype", "rows", "cols", "n", "ms", "gbps", "check",
     ]

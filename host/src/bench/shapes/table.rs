@@ -4,6 +4,7 @@
 
 use super::cases::{CaseShape, SWEEP_ELEMENTS, ShapeCase};
 use crate::bench::chart::{Series, write_svg};
+use crate::bench::output::write_csv;
 use crate::bench::peers::records::PeerRow;
 use crate::bench::rows::{Check, Tally};
 use crate::shapes::is_reproducible;
@@ -102,15 +103,7 @@ pub fn write_files(
     device: &str,
 ) -> Result<Vec<PathBuf>> {
     let csv_path = out.join("bench_shapes.csv");
-    let write_csv = || -> Result<()> {
-        let mut writer = csv::Writer::from_path(&csv_path)?;
-        for row in rows {
-            writer.serialize(row)?;
-        }
-        writer.flush()?;
-        Ok(())
-    };
-    write_csv().with_context(|| format!("writing {}", csv_path.display()))?;
+    write_csv(&csv_path, rows)?;
     let json_path = out.join("bench_shapes.json");
     std::fs::write(&json_path, serde_json::to_string_pretty(rows)? + "\n")
         .with_context(|| format!("writing {}", json_path.display()))?;
