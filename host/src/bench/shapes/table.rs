@@ -129,8 +129,8 @@ pub fn format_table(cases: &[ShapeCase], rows: &[ShapeRow], device: &str) -> Str
     );
     let _ = writeln!(
         out,
-        "{:<34} {:<9} {:<36} {:>10} {:>8} {:>7} {:>9} {:>7}  check",
-        "case", "impl", "kernel", "µs", "GB/s", "% read", "torch/us", "/plain"
+        "{:<34} {:<9} {:<36} {:>10} {:>8} {:>7} {:>9} {:>8} {:>7}  check",
+        "case", "impl", "kernel", "µs", "GB/s", "% read", "torch/us", "peer/us", "/plain"
     );
     for case in cases {
         let label = case.label();
@@ -157,6 +157,13 @@ pub fn format_table(cases: &[ShapeCase], rows: &[ShapeRow], device: &str) -> Str
             .iter()
             .find(|r| r.implementation == "torch")
             .map(|r| r.us);
+        // The fastest peer (PyTorch, CUB, the CUDA twin) that got the right result: the one
+        // to beat, marked in the table.
+        let fastest_peer = group
+            .iter()
+            .filter(|r| !r.is_ours() && r.check == Check::Pass.word() && r.us.is_finite())
+            .min_by(|a, b| a.us.total_cmp(&b.us))
+            .map(|r| (r.implementation.as_str(), r.us));
         // The library's choice of plain kernel: what a reproducible kernel is compared with.
         let plain = group
             .iter()
@@ -172,22 +179,37 @@ pub fn format_table(cases: &[ShapeCase], rows: &[ShapeRow], device: &str) -> Str
                 Some(p) if is_reproducible(&r.kernel) => format!("{:.2}", r.us / p),
                 _ => "-".into(),
             };
-            let kernel = if r.chosen {
-                format!("{} *", r.kernel)
-            } else {
-                r.kernel.clone()
+            let peer_ratio = match (fastest_peer, r.implementation.as_str()) {
+                (Some((_, best)), "reduce-rs") => format!("{:.2}", best / r.us),
+                _ => "-".into(),
+            };
+            let kernel = match fastest_peer {
+                _ if r.chosen => format!("{} *", r.kernel),
+                Some((name, _)) if name == r.implementation => {
+                    format!("{} (fastest peer)", r.kernel)
+                }
+                _ => r.kernel.clone(),
             };
             let _ = writeln!(
                 out,
-                "{:<34} {:<9} {:<36} {:>10.2} {:>8.1} {:>7} {:>9} {:>7}  {}",
-                label, r.implementation, kernel, r.us, r.gbps, pct, ratio, repro, r.check
+                "{:<34} {:<9} {:<36} {:>10.2} {:>8.1} {:>7} {:>9} {:>8} {:>7}  {}",
+                label,
+                r.implementation,
+                kernel,
+                r.us,
+                r.gbps,
+                pct,
+                ratio,
+                peer_ratio,
+                repro,
+                r.check
             );
         }
         let _ = writeln!(out);
     }
     let _ = writeln!(
         out,
-        "* the kernel the library chooses for the shape (reproducible_…: in the reproducible mode, whose time /plain divides by the plain choice's)"
+        "* the kernel the library chooses for the shape (reproducible_…: in the reproducible mode, whose time /plain divides by the plain choice's); peer/us: the fastest peer's time over ours (below 1: the peer is faster)"
     );
     out
 }
@@ -305,8 +327,12 @@ mod tests {
             .lines()
             .find(|l| l.contains("rows_block_f32_sum *"))
             .unwrap();
-        // 50% of the read-only GB/s; torch 4 µs over our 2 µs.
-        assert!(line.contains("50.0") && line.contains("2.00"), "{line}");
+        // 50% of the read-only GB/s; torch 4 µs over our 2 µs, and torch the fastest peer.
+        assert!(
+            line.contains("50.0") && line.contains("2.00     2.00"),
+            "{line}"
+        );
+        assert!(text.contains("torch (fastest peer)"), "{text}");
         assert!(text.contains("Test GPU"));
     }
 }
