@@ -139,6 +139,7 @@ impl NcclComms {
 
 /// `bytes` bytes from `src` to `dst` on `stream`: the collective of a world of one.
 fn copy(stream: &Arc<CudaStream>, src: u64, dst: u64, bytes: usize) -> Result<()> {
+    crate::backend::gpu::make_current(stream)?;
     // SAFETY: both hold `bytes` bytes on this stream's device, alive until the stream has run
     // the copy (the group logic's contract).
     unsafe { result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }

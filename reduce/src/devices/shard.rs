@@ -63,6 +63,7 @@ fn constant<V: Copy>(reducer: &Reducer, value: &V, to: To) -> Result<Vec<u8>> {
             let gpu = reducer
                 .backend_ref()
                 .gpu("an empty shard's value", "a simulated device")?;
+            crate::backend::gpu::make_current(gpu.stream())?;
             // SAFETY: `output` holds one value on this stream; a copy from pageable memory has
             // read `bytes` when the call returns.
             unsafe { result::memcpy_htod_async(output, &bytes, gpu.stream().cu_stream()) }

@@ -380,6 +380,7 @@ impl Reducer {
 
 /// Copies `value` to `output[0]` on the GPU's stream (the result of an empty input).
 pub(crate) fn write_one<V>(gpu: &Gpu, output: u64, value: &V) -> Result<()> {
+    crate::backend::gpu::make_current(gpu.stream())?;
     // SAFETY: `output` holds at least one `V` (checked by the caller); the copy is ordered on
     // the reducer's stream like every other use of it, and reads `value` before returning.
     unsafe {

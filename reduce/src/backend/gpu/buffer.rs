@@ -8,6 +8,17 @@ use crate::error::{DriverContext, Result};
 use cudarc::driver::{CudaStream, result, sys};
 use std::sync::Arc;
 
+/// Makes `stream`'s context current on this thread. Every raw driver call that takes a stream
+/// needs it first: a process that drives several GPUs from one thread has the context of the
+/// GPU it used last current, and a copy on another GPU's stream then fails with
+/// `CUDA_ERROR_INVALID_VALUE` (cudarc's own launches and copies bind for themselves).
+pub fn make_current(stream: &CudaStream) -> Result<()> {
+    stream
+        .context()
+        .bind_to_thread()
+        .doing(|| "making the GPU's context current".into())
+}
+
 /// `bytes` bytes of device memory, allocated and freed in the order of `stream`.
 pub struct DeviceBuffer {
     ptr: sys::CUdeviceptr,
@@ -26,10 +37,7 @@ impl DeviceBuffer {
     /// stream uses it.
     pub fn zeroed(stream: &Arc<CudaStream>, bytes: usize) -> Result<Self> {
         let bytes = bytes.max(1);
-        stream
-            .context()
-            .bind_to_thread()
-            .doing(|| "making the GPU's context current".into())?;
+        make_current(stream)?;
         // SAFETY: the stream is alive (we hold an Arc); the memory is used only on this
         // stream, after the memset below.
         let ptr = unsafe { result::malloc_async(stream.cu_stream(), bytes) }
@@ -114,10 +122,7 @@ unsafe impl Sync for PinnedBuffer {}
 
 impl PinnedBuffer {
     pub fn new(stream: &Arc<CudaStream>, bytes: usize) -> Result<Self> {
-        stream
-            .context()
-            .bind_to_thread()
-            .doing(|| "making the GPU's context current".into())?;
+        make_current(stream)?;
         // SAFETY: a plain page-locked allocation; freed in Drop.
         let ptr = unsafe { result::malloc_host(bytes, 0) }
             .doing(|| format!("allocating {bytes} bytes of page-locked host memory"))?;
@@ -139,6 +144,7 @@ impl PinnedBuffer {
         // SAFETY: `self.ptr` holds `self.bytes >= bytes` bytes that only this call touches
         // (`&mut self`); `src` holds `bytes` bytes the stream wrote before this copy.
         let slice = unsafe { std::slice::from_raw_parts_mut(self.ptr, bytes) };
+        make_current(stream)?;
         // SAFETY: as above; the copy is ordered after the kernels on `stream`.
         unsafe { result::memcpy_dtoh_async(slice, src, stream.cu_stream()) }
             .doing(|| "copying the result to the host".into())?;

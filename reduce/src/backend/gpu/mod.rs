@@ -11,6 +11,7 @@ pub mod ptx;
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
 use crate::plan::{self, Job, SegmentOffsets, Work};
 pub use buffer::DeviceBuffer;
+pub(crate) use buffer::make_current;
 use buffer::{Growing, PinnedBuffer};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, result, sys,
@@ -344,6 +345,7 @@ impl Gpu {
                         let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
                         let bytes = crate::bytes::bytes_of(&wide);
                         let buffer = scratch.offsets.at_least(&self.stream, bytes.len())?;
+                        make_current(&self.stream)?;
                         // SAFETY: `buffer` holds at least `bytes.len()` bytes, used only on
                         // this stream; a copy from pageable memory has read `bytes` when the
                         // call returns.
@@ -416,6 +418,7 @@ impl Gpu {
     /// for it.
     pub fn read_back_many(&self, src: u64, bytes: usize) -> Result<Vec<u8>> {
         let mut host = vec![0u8; bytes];
+        make_current(&self.stream)?;
         // SAFETY: `src` holds `bytes` bytes written on this stream before the copy; `host` is
         // ours for the call.
         unsafe { result::memcpy_dtoh_async(&mut host, src, self.stream.cu_stream()) }
@@ -495,6 +498,7 @@ impl Gpu {
             });
         }
         let buffer = staging.at_least(&self.stream, data.len())?;
+        make_current(&self.stream)?;
         // SAFETY: `buffer` holds at least `data.len()` bytes and is used only on this stream;
         // `data` is borrowed for the call, and a copy from pageable memory has read it by the
         // time the call returns.
