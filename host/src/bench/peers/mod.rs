@@ -72,7 +72,17 @@ pub enum PeerRun {
 impl PeerRun {
     /// What the peers' exit status and stderr say (their convention: 0 every check passed,
     /// 2 a check failed, anything else an error reported in the last line of stderr).
+    /// Its warnings (lines starting `WARNING`, such as timed runs that the host enqueued
+    /// later than the pre-roll lasted) are printed: they qualify its figures.
     pub fn of(output: &std::io::Result<Output>, program: &str) -> PeerRun {
+        if let Ok(output) = output {
+            for line in String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .filter(|l| l.starts_with("WARNING"))
+            {
+                eprintln!("{program}: {line}");
+            }
+        }
         match output {
             Ok(output) => PeerRun::of_status(output.status.code(), &output.stderr),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -100,6 +110,12 @@ impl PeerRun {
     }
 }
 
+/// The GPU pre-roll before each of a peer's timed runs, in µs: longer than ours
+/// ([`PREROLL_NS`](crate::timing::PREROLL_NS)), because one PyTorch call can take the host
+/// tens of µs to enqueue on a slow host, and a run enqueued after the pre-roll ended would time
+/// the host too.
+pub const PEER_PREROLL_US: u32 = 200;
+
 /// One reduction a peer times: the arguments `reduce_shapes` and `reduce_torch.py` share.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeerCase {
@@ -125,6 +141,8 @@ impl PeerCase {
                 timing.repeat.to_string(),
                 "--warmup".to_string(),
                 timing.warmup.to_string(),
+                "--preroll-us".to_string(),
+                PEER_PREROLL_US.to_string(),
                 "--csv-append".to_string(),
             ]
             .map(OsArg::from),
@@ -234,7 +252,7 @@ mod tests {
             .collect();
         assert_eq!(
             args.join(" "),
-            "--case rows --op sum --dtype f32 --shapes 8x16 --repeat 5 --warmup 1 --csv-append out/peers.csv"
+            "--case rows --op sum --dtype f32 --shapes 8x16 --repeat 5 --warmup 1 --preroll-us 200 --csv-append out/peers.csv"
         );
     }
 }
