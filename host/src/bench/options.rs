@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 pub const SIZES_DEFAULT: &str = "2^10..2^28";
 pub const OUT_DEFAULT: &str = "bench-out";
-/// `--devices`' and `--ranks`' sizes per GPU when `--sizes` is not given: the table.
+/// `--devices`' and `--ranks`' sizes per GPU when `--sizes` is not given: a launch-bound, a
+/// bandwidth-bound and a large input (README's several-GPU table).
 pub const DEVICES_SIZES_DEFAULT: [usize; 3] = [1 << 24, 1 << 28, 1 << 30];
 /// `--ranks --simulate`'s sizes per rank when `--sizes` is not given: the simulator runs every
 /// thread of every block, so sizes the GPU reads in microseconds take it seconds.

@@ -37,6 +37,7 @@ pub fn run_allreduce(
         .args(["--world", &world.to_string()])
         .args(["--repeat", &timing.repeat.to_string()])
         .args(["--warmup", &timing.warmup.to_string()])
+        .args(["--preroll-us", &super::PEER_PREROLL_US.to_string()])
         .arg("--csv")
         .arg(csv)
         .env("NCCL_NVLS_ENABLE", "0")
