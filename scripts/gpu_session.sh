@@ -15,12 +15,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:?tests, shapes or python}
 OUT=${2:-bench-out/session}
-mkdir -p "$OUT" /tmp/reduce-bin
-for f in .device/bin/*.xz; do
-  name=$(basename "$f" .xz)
-  [ -x "/tmp/reduce-bin/$name" ] || { xz -dc "$f" >"/tmp/reduce-bin/$name" && chmod +x "/tmp/reduce-bin/$name"; }
-done
-BIN=/tmp/reduce-bin
+mkdir -p "$OUT"
+. scripts/unpack_bins.sh
 export PYTHONUNBUFFERED=1
 status=0
 case "$what" in

@@ -4,17 +4,13 @@
 # twin) on the same input, one launch each. What they showed is in
 # kernels-gpu/src/shapes/PROFILES.md.
 #
-#   scripts/profile_shapes.sh OUT        # on a GPU machine, after scripts/gpu_session.sh unpacked
-#                                        # the binaries into /tmp/reduce-bin
+#   scripts/profile_shapes.sh OUT        # on a GPU machine, with .device/bin as gpu_session.sh
+#                                        # has it (reduce-rs.xz)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?output folder}
-mkdir -p "$OUT/ncu" /tmp/reduce-bin
-for f in .device/bin/*.xz; do
-  name=$(basename "$f" .xz)
-  [ -x "/tmp/reduce-bin/$name" ] || { xz -dc "$f" >"/tmp/reduce-bin/$name" && chmod +x "/tmp/reduce-bin/$name"; }
-done
-BIN=/tmp/reduce-bin
+mkdir -p "$OUT/ncu"
+. scripts/unpack_bins.sh
 SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats"
 NCU="ncu --clock-control none $SECTIONS -c 1"
 nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/reduce_shapes bench/cuda/reduce_shapes.cu || echo "nvcc failed: no CUB profiles"
