@@ -1,15 +1,16 @@
 // Shared by `xtask` (which stamps the PTX it builds) and by the library's `build.rs` (which
 // embeds the shipped PTX only when its stamp is the hash of the kernel sources beside it).
 
-/// FNV-1a over the relative path and contents of every file under `kernels-gpu/src` plus its
-/// `Cargo.toml`, in sorted order. Not cryptographic: it only has to notice edits.
+/// FNV-1a over the relative path and contents of every Rust file under `kernels-gpu/src` plus
+/// its `Cargo.toml`, in sorted order (a document beside the kernels does not make the PTX
+/// stale). Not cryptographic: it only has to notice edits.
 pub fn kernel_source_hash(kernels_dir: &std::path::Path) -> std::io::Result<String> {
     fn collect(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
             if path.is_dir() {
                 collect(&path, files)?;
-            } else {
+            } else if path.extension().is_some_and(|e| e == "rs") {
                 files.push(path);
             }
         }
