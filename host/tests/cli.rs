@@ -446,6 +446,7 @@ fn commands_have_their_own_options_and_refuse_the_others_in_one_line() {
         &["bench", "--devices", "2", "--shapes", "table"],
         &["bench", "--ranks", "--devices", "2"],
         &["bench", "--simulate", "2"],
+        &["bench", "--splits", "4"],
         &["bench", "--ranks", "--simulate", "2", "--repeat", "3"],
         &["bench", "--accuracy", "--dtypes", "f64"],
         &["v8", "--input", "data.npy", "--seed", "3"],
@@ -459,6 +460,13 @@ fn commands_have_their_own_options_and_refuse_the_others_in_one_line() {
         assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
         assert!(text.starts_with("error: "), "{args:?}: {text}");
     }
+    let zero = reduce_rs(&["bench", "--shapes", "table", "--splits", "16,0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(
+        stderr(&zero).contains("`0` is not a split"),
+        "{}",
+        stderr(&zero)
+    );
 }
 
 #[test]

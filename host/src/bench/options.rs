@@ -80,6 +80,11 @@ pub struct BenchArgs {
     /// bf16:argmax:rows:64x128256, f32:argmax:whole:2^28, f32:sum:segments:100000x300)
     #[arg(long, value_parser = parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]
     pub shapes: Option<ShapesArg>,
+    /// With --shapes: also time the chosen kernel with each of these splits — bands of rows
+    /// for columns, blocks per row for split rows — to measure which the shape wants (the
+    /// planner's rule in `reduce/src/plan/shapes.rs`), e.g. 16,32,64,128
+    #[arg(long, value_parser = parse_splits, requires = "shapes")]
+    pub splits: Option<SplitList>,
     /// Instead of the timings: the relative error of every version's f32 sum, and of the
     /// reproducible sum, against the exact sum of uniform [-1, 1) input at --accuracy-sizes
     #[arg(long, conflicts_with_all = ["dtypes", "sizes", "shapes", "repeat", "warmup", "no_cub", "no_torch", "peers_dir"])]
@@ -105,6 +110,23 @@ pub struct BenchArgs {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DTypeList(pub Vec<DType>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitList(pub Vec<usize>);
+
+/// A comma list of splits, each from 1 to 65536.
+pub fn parse_splits(text: &str) -> Result<SplitList, String> {
+    text.split(',')
+        .map(|item| match item.trim().parse::<usize>() {
+            Ok(split @ 1..=65536) => Ok(split),
+            _ => Err(format!(
+                "`{}` is not a split (a count of bands or blocks per row, 1 to 65536)",
+                item.trim()
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(SplitList)
+}
 
 /// `all` or a comma list of f32, f64, i32, u32 (repeats dropped, order kept).
 pub fn parse_dtypes(text: &str) -> Result<DTypeList, String> {
@@ -187,7 +209,10 @@ impl BenchOptions {
     /// The options of `args`; `ptx_dir` is `--ptx-dir` or its environment variable.
     pub fn new(args: &BenchArgs, ptx_dir: Option<PathBuf>) -> BenchOptions {
         let mode = match (&args.shapes, args.accuracy, args.devices) {
-            (Some(shapes), _, _) => Mode::Shapes(shapes.clone()),
+            (Some(shapes), _, _) => Mode::Shapes(ShapesArg {
+                splits: args.splits.as_ref().map_or_else(Vec::new, |s| s.0.clone()),
+                ..shapes.clone()
+            }),
             (None, true, _) => Mode::Accuracy(args.accuracy_sizes.0.clone()),
             (None, false, Some(count)) => Mode::Devices(count),
             (None, false, None) if args.ranks => Mode::Ranks {

@@ -58,10 +58,11 @@ pub(super) fn refusal(
 }
 
 /// Flags that only mean something beside another (declared with clap's `requires`).
-const REQUIRES: [(&str, &str); 3] = [
+const REQUIRES: [(&str, &str); 4] = [
     ("--columns", "--rows"),
     ("--accuracy-sizes", "--accuracy"),
     ("--simulate", "--ranks"),
+    ("--splits", "--shapes"),
 ];
 
 /// `arg` is `flag` or `flag=…`.

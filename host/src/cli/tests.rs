@@ -224,6 +224,7 @@ fn flags_that_do_not_go_together_are_refused_with_the_reason() {
             &["bench", "--simulate", "2"],
             "--simulate goes with --ranks",
         ),
+        (&["bench", "--splits", "4"], "--splits goes with --shapes"),
     ] {
         let text = refused(args);
         assert!(text.contains(says), "{args:?}: {text}");

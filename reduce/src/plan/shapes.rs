@@ -120,6 +120,43 @@ pub struct ShapePlan {
     pub counters: usize,
 }
 
+impl ShapePlan {
+    /// The same launch with `split` bands of rows (`Columns`) or blocks per row
+    /// (`RowsSplit`) instead of the planner's, for a benchmark that measures which split a
+    /// shape wants; `None` for the kernels whose split is not free (`RowsWarp`'s lanes per row,
+    /// `RowsBlock`), for 0, and where the grid would pass the launch limit.
+    ///
+    /// ```
+    /// use reduce_rs::Shape;
+    /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
+    /// let f32 = Sizes { element: 4, accumulator: 4 };
+    /// let plan = plan_shape(&Shape::columns(4096, 4096), f32, |_| 132 * 3);
+    /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 4, 32));
+    /// let wider = plan.with_split(99).unwrap();
+    /// assert_eq!((wider.launch.grid, wider.partials), (4 * 99, 99 * 4096));
+    /// assert!(plan_shape(&Shape::rows(65536, 512), f32, |_| 132 * 8).with_split(2).is_none());
+    /// ```
+    pub fn with_split(self, split: usize) -> Option<ShapePlan> {
+        let free = matches!(self.kernel, ShapeKernel::Columns | ShapeKernel::RowsSplit);
+        let grid = self.counters.checked_mul(split)?;
+        if !free || split == 0 || grid as u64 > MAX_GRID {
+            return None;
+        }
+        // Partials: one row of columns per band (`Columns`), one per block of a row
+        // (`RowsSplit`).
+        let per_split = self.partials / self.split.max(1);
+        Some(ShapePlan {
+            launch: LaunchGrid {
+                grid: grid as u32,
+                ..self.launch
+            },
+            split,
+            partials: per_split * split,
+            ..self
+        })
+    }
+}
+
 /// Chooses the kernel and launch for `shape` over elements of `sizes`, on a GPU that runs
 /// `resident(kernel)` blocks of a kernel at once.
 pub fn plan_shape(

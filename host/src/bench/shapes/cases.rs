@@ -87,6 +87,8 @@ impl ShapeCase {
 pub struct ShapesArg {
     pub cases: Vec<ShapeCase>,
     pub sweep: bool,
+    /// `--splits`: the chosen kernel also timed with each of these splits.
+    pub splits: Vec<usize>,
 }
 
 impl ShapesArg {

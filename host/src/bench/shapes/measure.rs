@@ -25,10 +25,13 @@ fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
 
 /// Times `case` on the GPU: the read-only kernel over the same bytes, then the library's
 /// choice of kernel and every other kernel that could reduce the shape, each checked; where
-/// the reproducible mode covers the reduction, its twins of the shape kernels too.
+/// the reproducible mode covers the reduction, its twins of the shape kernels too; and the
+/// chosen kernel with each of `splits` where its split is free
+/// ([`ShapePlan::with_split`](reduce_rs::plan::shapes::ShapePlan::with_split)).
 pub fn run_case<T: HostElement, O: Checked<T> + Default>(
     reducer: &mut Reducer,
     case: &ShapeCase,
+    splits: &[usize],
     timing: Timing,
 ) -> Result<Vec<ShapeRow>> {
     // The reproducible mode's choice, where the mode covers the reduction (its twins of the
@@ -139,6 +142,15 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                 };
                 let name = Family::Plain.entry(kernel, T::DTYPE, O::KIND);
                 time_row(plan, name, kernel == chosen.kernel)?;
+            }
+            // The chosen kernel with other splits than the planner's.
+            for &split in splits {
+                if let Some(plan) = chosen.with_split(split)
+                    && split != chosen.split
+                {
+                    let name = Family::Plain.entry(chosen.kernel, T::DTYPE, O::KIND);
+                    time_row(plan, format!("{name} split={split}"), false)?;
+                }
             }
             // The reproducible twins: the mode's choice as the library plans it, the others
             // forced, with its block.
