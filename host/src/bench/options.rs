@@ -81,8 +81,9 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]
     pub shapes: Option<ShapesArg>,
     /// With --shapes: also time the chosen kernel with each of these splits — bands of rows
-    /// for columns, blocks per row for split rows — to measure which the shape wants (the
-    /// planner's rule in `reduce/src/plan/shapes.rs`), e.g. 16,32,64,128
+    /// for columns, blocks per row for split rows; other kernels have no free split — to
+    /// measure which the shape wants (the planner's rule in `reduce/src/plan/shapes.rs`), e.g.
+    /// 16,32,64,128
     #[arg(long, value_parser = parse_splits, requires = "shapes")]
     pub splits: Option<SplitList>,
     /// Instead of the timings: the relative error of every version's f32 sum, and of the
@@ -114,9 +115,10 @@ pub struct DTypeList(pub Vec<DType>);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitList(pub Vec<usize>);
 
-/// A comma list of splits, each from 1 to 65536.
+/// A comma list of splits, each from 1 to 65536 (sorted, repeats dropped).
 pub fn parse_splits(text: &str) -> Result<SplitList, String> {
-    text.split(',')
+    let mut splits = text
+        .split(',')
         .map(|item| match item.trim().parse::<usize>() {
             Ok(split @ 1..=65536) => Ok(split),
             _ => Err(format!(
@@ -124,8 +126,10 @@ pub fn parse_splits(text: &str) -> Result<SplitList, String> {
                 item.trim()
             )),
         })
-        .collect::<Result<Vec<_>, _>>()
-        .map(SplitList)
+        .collect::<Result<Vec<_>, _>>()?;
+    splits.sort_unstable();
+    splits.dedup();
+    Ok(SplitList(splits))
 }
 
 /// `all` or a comma list of f32, f64, i32, u32 (repeats dropped, order kept).

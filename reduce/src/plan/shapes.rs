@@ -124,7 +124,9 @@ impl ShapePlan {
     /// The same launch with `split` bands of rows (`Columns`) or blocks per row
     /// (`RowsSplit`) instead of the planner's, for a benchmark that measures which split a
     /// shape wants; `None` for the kernels whose split is not free (`RowsWarp`'s lanes per row,
-    /// `RowsBlock`), for 0, and where the grid would pass the launch limit.
+    /// `RowsBlock`), for a split of 0, for no rows or columns, and where the grid would pass
+    /// the launch limit. A plan's partials are `split` × its columns (`Columns`) or rows
+    /// (`RowsSplit`), which is how the new count is found.
     ///
     /// ```
     /// use reduce_rs::Shape;
@@ -134,12 +136,17 @@ impl ShapePlan {
     /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 4, 32));
     /// let wider = plan.with_split(99).unwrap();
     /// assert_eq!((wider.launch.grid, wider.partials), (4 * 99, 99 * 4096));
+    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), f32, |_| 132 * 2);
+    /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 16));
+    /// let more = few_rows.with_split(64).unwrap();
+    /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
     /// assert!(plan_shape(&Shape::rows(65536, 512), f32, |_| 132 * 8).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(0, 512), f32, |_| 132 * 2).with_split(2).is_none());
     /// ```
     pub fn with_split(self, split: usize) -> Option<ShapePlan> {
         let free = matches!(self.kernel, ShapeKernel::Columns | ShapeKernel::RowsSplit);
         let grid = self.counters.checked_mul(split)?;
-        if !free || split == 0 || grid as u64 > MAX_GRID {
+        if !free || split == 0 || grid == 0 || grid as u64 > MAX_GRID {
             return None;
         }
         // Partials: one row of columns per band (`Columns`), one per block of a row

@@ -104,8 +104,9 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                         plan::resident_blocks(gpu.info().multiprocessors, kernel.block())
                     })
             };
-            // Times one plan of the library's kernels, checks it, and adds its row.
-            let mut time_row = |plan, name: String, chosen: bool| -> Result<()> {
+            // Times one plan of the library's kernel `name` (its entry point), checks it, and
+            // adds its row, whose kernel column says `name` and `note`.
+            let mut time_row = |plan, name: String, note: &str, chosen: bool| -> Result<()> {
                 let run = time_plan::<T, O>(
                     reducer,
                     &input,
@@ -124,7 +125,7 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                 let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
                 out.push(row(
                     "reduce-rs",
-                    name,
+                    format!("{name}{note}"),
                     chosen,
                     run.gpu_ms.unwrap_or(f64::NAN),
                     check,
@@ -141,7 +142,7 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                     continue;
                 };
                 let name = Family::Plain.entry(kernel, T::DTYPE, O::KIND);
-                time_row(plan, name, kernel == chosen.kernel)?;
+                time_row(plan, name, "", kernel == chosen.kernel)?;
             }
             // The chosen kernel with other splits than the planner's.
             for &split in splits {
@@ -149,7 +150,7 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                     && split != chosen.split
                 {
                     let name = Family::Plain.entry(chosen.kernel, T::DTYPE, O::KIND);
-                    time_row(plan, format!("{name} split={split}"), false)?;
+                    time_row(plan, name, &format!(" split={split}"), false)?;
                 }
             }
             // The reproducible twins: the mode's choice as the library plans it, the others
@@ -174,7 +175,7 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                         continue;
                     };
                     let chosen = name == repro_name;
-                    time_row(plan, name, chosen)?;
+                    time_row(plan, name, "", chosen)?;
                 }
             }
         }
