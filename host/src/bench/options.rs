@@ -207,16 +207,15 @@ pub struct BenchOptions {
     pub ptx_dir: Option<PathBuf>,
     /// `--peers-dir` (the environment and the defaults are `peers::locate`'s).
     pub peers_dir: Option<PathBuf>,
+    /// `--splits` (with `--shapes`): the chosen kernel also timed with each of these splits.
+    pub splits: Vec<usize>,
 }
 
 impl BenchOptions {
     /// The options of `args`; `ptx_dir` is `--ptx-dir` or its environment variable.
     pub fn new(args: &BenchArgs, ptx_dir: Option<PathBuf>) -> BenchOptions {
         let mode = match (&args.shapes, args.accuracy, args.devices) {
-            (Some(shapes), _, _) => Mode::Shapes(ShapesArg {
-                splits: args.splits.as_ref().map_or_else(Vec::new, |s| s.0.clone()),
-                ..shapes.clone()
-            }),
+            (Some(shapes), _, _) => Mode::Shapes(shapes.clone()),
             (None, true, _) => Mode::Accuracy(args.accuracy_sizes.0.clone()),
             (None, false, Some(count)) => Mode::Devices(count),
             (None, false, None) if args.ranks => Mode::Ranks {
@@ -248,6 +247,7 @@ impl BenchOptions {
             torch: !args.no_torch,
             ptx_dir,
             peers_dir: args.peers_dir.clone(),
+            splits: args.splits.as_ref().map_or_else(Vec::new, |s| s.0.clone()),
         }
     }
 

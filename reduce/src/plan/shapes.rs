@@ -220,7 +220,7 @@ pub fn plan_reproducible(
 
 /// Whether `kernel` can reduce `shape`: the row kernels take rows and segments (`RowsSplit`
 /// only rows of equal length), `Columns` takes columns.
-fn fits(kernel: ShapeKernel, shape: &Shape<'_>) -> bool {
+pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>) -> bool {
     matches!(
         (kernel, shape),
         (ShapeKernel::Columns, Shape::Columns { .. })

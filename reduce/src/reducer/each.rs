@@ -169,16 +169,46 @@ impl Reducer {
     /// assert_eq!((plan.kernel, name.as_str()), (ShapeKernel::RowsWarp, "rows_warp_f32_sum"));
     /// ```
     pub fn plan_each<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
-        let (plan, name, _) = self.layout_plan::<T, O>(Layout::of(shape));
+        let (plan, name, _) = self.layout_plan::<T, O>(Layout::of(shape), None);
         (plan, name)
+    }
+
+    /// The launch [`Reducer::reduce_each`] would make for `shape` if it chose `kernel` (a
+    /// benchmark times every kernel a shape could use, each as the library would launch it),
+    /// and its entry point; `None` where `kernel` cannot reduce `shape` (`Columns` for rows,
+    /// the row kernels for columns, `RowsSplit` for segments).
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, Shape, ops::Sum, plan::shapes::ShapeKernel};
+    /// let reducer = Reducer::simulator();
+    /// let rows = Shape::rows(1000, 64);
+    /// let (plan, name) = reducer.plan_each_with::<f32, Sum>(&rows, ShapeKernel::RowsBlock).unwrap();
+    /// assert_eq!((plan.kernel, plan.launch.grid, name.as_str()), (ShapeKernel::RowsBlock, 1000, "rows_block_f32_sum"));
+    /// assert!(reducer.plan_each_with::<f32, Sum>(&rows, ShapeKernel::Columns).is_none());
+    /// // In the reproducible mode, its twins.
+    /// let reproducible = Reducer::simulator().with_reproducible(true);
+    /// let (plan, name) = reproducible.plan_each_with::<f32, Sum>(&rows, ShapeKernel::RowsSplit).unwrap();
+    /// assert_eq!((plan.kernel, name.as_str()), (ShapeKernel::RowsSplit, "reproducible_rows_split_f32_sum"));
+    /// ```
+    pub fn plan_each_with<T: Element, O: Operation<T>>(
+        &self,
+        shape: &Shape<'_>,
+        kernel: ShapeKernel,
+    ) -> Option<(ShapePlan, String)> {
+        crate::plan::shapes::fits(kernel, shape).then(|| {
+            let (plan, name, _) = self.layout_plan::<T, O>(Layout::of(shape), Some(kernel));
+            (plan, name)
+        })
     }
 
     /// The plan of a reduction of `T` with `O` laid out as `layout`, its entry point, and the
     /// sizes its scratch is counted in: the reproducible twins of the shape kernels where the
-    /// mode covers the reduction (their partials are states), else the shape kernels.
+    /// mode covers the reduction (their partials are states), else the shape kernels;
+    /// `forced` names the kernel instead of choosing it.
     fn layout_plan<T: Element, O: Operation<T>>(
         &self,
         layout: Layout,
+        forced: Option<ShapeKernel>,
     ) -> (ShapePlan, String, Sizes) {
         let (family, sizes) = if self.reproducible_kernel::<T, O>().is_some() {
             (Family::Reproducible, repro::sizes(T::DTYPE))
@@ -203,7 +233,7 @@ impl Reducer {
                 .resident(&name_of(kernel), block, 0, self.max_blocks)
                 .unwrap_or_else(|_| plan::resident_blocks(1, block))
         };
-        let plan = plan_layout(layout, sizes, family, block, resident, None);
+        let plan = plan_layout(layout, sizes, family, block, resident, forced);
         (plan, name_of(plan.kernel), sizes)
     }
 
@@ -215,7 +245,7 @@ impl Reducer {
         offsets: SegmentOffsets<'a>,
         len: usize,
     ) -> Job<'a> {
-        let (plan, kernel, sizes) = self.layout_plan::<T, O>(layout);
+        let (plan, kernel, sizes) = self.layout_plan::<T, O>(layout, None);
         // The kernels' `(segments, segment_len)`: rows and their length, or columns and the
         // rows, or the segments (their lengths come from the offsets).
         let (segments, segment_len, results) = match layout {

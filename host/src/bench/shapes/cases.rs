@@ -87,8 +87,6 @@ impl ShapeCase {
 pub struct ShapesArg {
     pub cases: Vec<ShapeCase>,
     pub sweep: bool,
-    /// `--splits`: the chosen kernel also timed with each of these splits.
-    pub splits: Vec<usize>,
 }
 
 impl ShapesArg {

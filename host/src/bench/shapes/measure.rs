@@ -11,9 +11,9 @@ use crate::shapes::time_plan;
 use crate::timing::{Timer, Timing, rotation_copies};
 use anyhow::{Context, Result};
 use reduce_rs::backend::gpu::{DeviceBuffer, Gpu};
-use reduce_rs::plan::shapes::{Family, ShapeKernel, plan_for, plan_reproducible};
-use reduce_rs::plan::{self, Sizes};
-use reduce_rs::{Reducer, Version};
+use reduce_rs::plan;
+use reduce_rs::plan::shapes::{ShapeKernel, ShapePlan};
+use reduce_rs::{Reducer, Shape, Version};
 
 /// Copies of `input` on the GPU, enough that no run finds its copy in L2.
 fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
@@ -34,17 +34,18 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
     splits: &[usize],
     timing: Timing,
 ) -> Result<Vec<ShapeRow>> {
-    // The reproducible mode's choice, where the mode covers the reduction (its twins of the
-    // shape kernels are timed beside them).
-    let repro_choice = case
+    // Where the reproducible mode covers the reduction, its twins of the shape kernels as it
+    // would launch each (the one it chooses marked), timed beside the plain kernels.
+    let repro_plans = case
         .spec()
         .filter(|_| reduce_rs::plan::reproducible::kernel_for(case.dtype, case.op).is_some())
         .map(|spec| {
             reducer.set_reproducible(true);
-            let choice = reducer.plan_each::<T, O>(&spec.shape());
+            let plans = launches::<T, O>(reducer, &spec.shape());
             reducer.set_reproducible(false);
-            choice
-        });
+            plans
+        })
+        .unwrap_or_default();
     let reducer = &*reducer;
     let gpu = reducer.gpu_backend().context("a GPU")?;
     let pattern = if O::KIND == OpKind::Sum {
@@ -92,18 +93,7 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
         }
         Some(spec) => {
             let shape = spec.shape();
-            // The library's own launch for the kernel it chooses; the other kernels planned the
-            // way it would plan them, with the driver's occupancy of each entry point (a
-            // kernel with many registers fits fewer blocks than its threads allow).
-            let (chosen, _) = reducer.plan_each::<T, O>(&shape);
-            let sizes = Sizes::of::<T, O>();
-            let resident = |kernel: ShapeKernel| {
-                let name = Family::Plain.entry(kernel, T::DTYPE, O::KIND);
-                gpu.resident(&name, kernel.block(), 0, None)
-                    .unwrap_or_else(|_| {
-                        plan::resident_blocks(gpu.info().multiprocessors, kernel.block())
-                    })
-            };
+            let (chosen, chosen_name) = reducer.plan_each::<T, O>(&shape);
             // Times one plan of the library's kernel `name` (its entry point), checks it, and
             // adds its row, whose kernel column says `name` and `note`.
             let mut time_row = |plan, name: String, note: &str, chosen: bool| -> Result<()> {
@@ -132,53 +122,38 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                 ));
                 Ok(())
             };
-            for kernel in ShapeKernel::ALL.iter().copied() {
-                let plan = if kernel == chosen.kernel {
-                    Some(chosen)
-                } else {
-                    plan_for(kernel, &shape, sizes, resident)
-                };
-                let Some(plan) = plan else {
-                    continue;
-                };
-                let name = Family::Plain.entry(kernel, T::DTYPE, O::KIND);
-                time_row(plan, name, "", kernel == chosen.kernel)?;
+            // Every kernel that could reduce the shape, as the library would launch it.
+            for (plan, name, is_chosen) in launches::<T, O>(reducer, &shape) {
+                time_row(plan, name, "", is_chosen)?;
             }
             // The chosen kernel with other splits than the planner's.
             for &split in splits {
                 if let Some(plan) = chosen.with_split(split)
                     && split != chosen.split
                 {
-                    let name = Family::Plain.entry(chosen.kernel, T::DTYPE, O::KIND);
-                    time_row(plan, name, &format!(" split={split}"), false)?;
+                    time_row(plan, chosen_name.clone(), &format!(" split={split}"), false)?;
                 }
             }
-            // The reproducible twins: the mode's choice as the library plans it, the others
-            // forced, with its block.
-            if let Some((repro_plan, repro_name)) = repro_choice {
-                let sizes = reduce_rs::plan::reproducible::sizes(T::DTYPE);
-                let block = repro_plan.launch.block;
-                for kernel in ShapeKernel::ALL.iter().copied() {
-                    let name = Family::Reproducible.entry(kernel, T::DTYPE, O::KIND);
-                    let plan = if kernel == repro_plan.kernel {
-                        Some(repro_plan)
-                    } else {
-                        let resident = |kernel: ShapeKernel| {
-                            let name = Family::Reproducible.entry(kernel, T::DTYPE, O::KIND);
-                            gpu.resident(&name, block, 0, None).unwrap_or_else(|_| {
-                                plan::resident_blocks(gpu.info().multiprocessors, block)
-                            })
-                        };
-                        plan_reproducible(&shape, sizes, |_| block, resident, Some(kernel))
-                    };
-                    let Some(plan) = plan else {
-                        continue;
-                    };
-                    let chosen = name == repro_name;
-                    time_row(plan, name, "", chosen)?;
-                }
+            for (plan, name, is_chosen) in repro_plans {
+                time_row(plan, name, "", is_chosen)?;
             }
         }
     }
     Ok(out)
+}
+
+/// Every shape kernel that can reduce `shape`, launched as `reducer` (in its mode) would launch
+/// it, with its entry point and whether it is the one the reducer chooses.
+fn launches<T: HostElement, O: Checked<T>>(
+    reducer: &Reducer,
+    shape: &Shape<'_>,
+) -> Vec<(ShapePlan, String, bool)> {
+    let (chosen, _) = reducer.plan_each::<T, O>(shape);
+    ShapeKernel::ALL
+        .iter()
+        .filter_map(|&kernel| {
+            let (plan, name) = reducer.plan_each_with::<T, O>(shape, kernel)?;
+            Some((plan, name, kernel == chosen.kernel))
+        })
+        .collect()
 }

@@ -51,7 +51,7 @@ pub fn run(arg: &ShapesArg, options: &BenchOptions) -> Result<bool> {
         let measured = with_dtype_and_op!(
             case.dtype,
             case.op,
-            run_case(&mut reducer, case, &arg.splits, options.timing)
+            run_case(&mut reducer, case, &options.splits, options.timing)
         );
         match measured {
             Ok(case_rows) => rows.extend(case_rows),
