@@ -18,38 +18,28 @@
 
 use crate::policy::{ShapeGrid, Shared};
 
-/// The shape kernels, with the threads of a block of `rows_block` and `rows_split` as a
-/// parameter: 512, or 256 in the experiment `--cfg reduce_exp_row_blocks_256` (the profiles in
-/// `shapes/PROFILES.md` point to smaller blocks for 16 KiB rows and for few vocabulary rows;
-/// build the host with the same cfg and run the bench with
-/// `--ptx-dir target/ptx-reduce_exp_row_blocks_256`).
-macro_rules! shape_kernels {
-    ($row_block:literal) => {
-        declare_shapes! {
-            /// A warp (or a group of its lanes) per row: short rows and segments.
-            RowsWarp = rows_warp: rows_warp::reduce_rows_warp {
-                family: segments, block: Fixed(256), shared: Shared::Nothing, grid: ShapeGrid::LaneGroupsPerRow,
-            },
-            /// A block per row: long rows, enough of them to fill the GPU.
-            RowsBlock = rows_block: rows_block::reduce_rows_block {
-                family: segments, block: Fixed($row_block), shared: Shared::PerWarp, grid: ShapeGrid::BlockPerRow,
-            },
-            /// Several blocks per row, the last to finish combining them: a few long rows.
-            RowsSplit = rows_split: rows_split::reduce_rows_split {
-                family: segments, block: Fixed($row_block), shared: Shared::PerWarpAndTicket, grid: ShapeGrid::BlocksPerRow,
-            },
-            /// A thread per vector of columns, tall matrices cut into bands of rows.
-            Columns = columns: columns::reduce_columns {
-                family: columns, block: Fixed(256), shared: Shared::ColumnTileAndTicket, grid: ShapeGrid::ColumnTilesAndBands,
-            },
-        }
-    };
+// Blocks: 256 threads for a block per row, 512 for a row split over blocks. Measured on the
+// H100 (`reduce-rs bench --shapes`, `shapes/PROFILES.md`): a block of 256 per row of 8 or 16
+// KiB reads at the read-only kernel's speed (f32 max of 32768 rows × 4096: 173 µs, 235 with
+// 512 threads), and rows of 32 KiB lose 1 % with it; the split rows want many blocks of 512.
+declare_shapes! {
+    /// A warp (or a group of its lanes) per row: short rows and segments.
+    RowsWarp = rows_warp: rows_warp::reduce_rows_warp {
+        family: segments, block: Fixed(256), shared: Shared::Nothing, grid: ShapeGrid::LaneGroupsPerRow,
+    },
+    /// A block per row: long rows, enough of them to fill the GPU.
+    RowsBlock = rows_block: rows_block::reduce_rows_block {
+        family: segments, block: Fixed(256), shared: Shared::PerWarp, grid: ShapeGrid::BlockPerRow,
+    },
+    /// Several blocks per row, the last to finish combining them: a few long rows.
+    RowsSplit = rows_split: rows_split::reduce_rows_split {
+        family: segments, block: Fixed(512), shared: Shared::PerWarpAndTicket, grid: ShapeGrid::BlocksPerRow,
+    },
+    /// A thread per vector of columns, tall matrices cut into bands of rows.
+    Columns = columns: columns::reduce_columns {
+        family: columns, block: Fixed(256), shared: Shared::ColumnTileAndTicket, grid: ShapeGrid::ColumnTilesAndBands,
+    },
 }
-
-#[cfg(not(reduce_exp_row_blocks_256))]
-shape_kernels!(512);
-#[cfg(reduce_exp_row_blocks_256)]
-shape_kernels!(256);
 
 impl ShapeKernel {
     /// The entry points' prefix (`rows_warp`).

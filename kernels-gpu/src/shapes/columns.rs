@@ -21,7 +21,7 @@
 //!   block (tile t, band k), thread c: group t·256 + c of rows band k  →  partials[k][columns]
 //! 64 f32 columns = 16 groups: tile = 16 groups, 16 rows per step
 //!   thread c: group c % 16 of rows r0 + c / 16, r0 + c / 16 + 16, …  →  shared memory
-//!   →  the 16 row offsets added in order  →  partials[k][columns]
+//!   →  the 16 row offsets combined (shuffles, then shared memory)  →  partials[k][columns]
 //! last block of tile t: bands of each column, spread over the block's threads  →  output
 //! ```
 //!
@@ -38,7 +38,7 @@
 //! accumulators, `retired` one counter per tile, 0 before the launch and set back to 0. Shared
 //! memory: [`shared_accumulators`] accumulators and the ticket.
 
-use crate::device::{GlobalSlice, GlobalSliceMut, SharedArray, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x};
+use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x, warp_shuffle_down, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x};
 use crate::element::{Element, Vector16};
 use crate::launch::elements_per_vector;
 use crate::ops::Reduction;
@@ -203,8 +203,22 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     }
 }
 
-/// The values of the block's `rows_per_step` row offsets combined in row order, per lane: valid
-/// in the threads of row offset 0. Every thread must call it (it has barriers).
+/// The values of the block's `rows_per_step` row offsets combined, per lane: valid in the
+/// threads of row offset 0. Every thread must call it (it has barriers).
+///
+/// Threads `groups` apart hold the same columns. When a warp holds several row offsets
+/// (`groups < 32`), shuffles combine them first, `log2(32 / groups)` steps; then one
+/// *carrier* per group and warp (or per row offset, when `groups ≥ 32`) leaves its values in
+/// shared memory, and the threads of row offset 0 add up the carriers of their group: at most
+/// `block / 32` of them. (Adding every row offset one by one in those threads, as this did
+/// before, was 255 serial loads per lane for a matrix of 2 `f32` columns — most of the
+/// kernel's time on narrow matrices.)
+///
+/// ```text
+/// 8 f32 columns, block 256: groups = 2, rows_per_step = 128
+///   shuffles 16, 8, 4, 2: lanes 0 and 1 of each warp hold its 16 row offsets' sums
+///   shared: 8 warps × 2 carriers  →  threads 0 and 1 add up their 8 carriers
+/// ```
 #[inline(always)]
 fn gather_rows<T: Element, R: Reduction<T>>(
     values: [R::Acc; MAX_LANES],
@@ -216,25 +230,37 @@ fn gather_rows<T: Element, R: Reduction<T>>(
     if rows_per_step == 1 {
         return values;
     }
-    // Slot of (thread, lane): lanes of one thread apart by BLOCK, so a warp's stores of one
-    // lane are consecutive.
+    let mut values = values;
+    let mut offset = WARP_SIZE as usize / 2;
+    while offset >= groups {
+        T::Vector16::for_lanes(|k| {
+            let (other, _) = warp_shuffle_down(FULL_MASK, values[k], offset as u32, WARP_SIZE);
+            values[k] = R::combine(values[k], other);
+        });
+        offset /= 2;
+    }
+    // Carriers: lanes below `groups` of each warp (groups < 32), else every thread; a
+    // group's carriers are `stride` threads apart. Slot of (thread, lane): lanes of one thread
+    // apart by the block, so a warp's stores of one lane are consecutive.
     let block = groups * rows_per_step;
+    let stride = if groups < WARP_SIZE as usize { WARP_SIZE as usize } else { groups };
     sync_threads();
-    T::Vector16::for_lanes(|k| shared.store(k * block + tid, values[k]));
+    if tid % stride < groups {
+        T::Vector16::for_lanes(|k| shared.store(k * block + tid, values[k]));
+    }
     sync_threads();
-    let mut combined = values;
     if tid < groups {
         T::Vector16::for_lanes(|k| {
             let mut acc = values[k];
-            let mut offset = 1;
-            while offset < rows_per_step {
-                acc = R::combine(acc, shared.load(k * block + offset * groups + tid));
-                offset += 1;
+            let mut carrier = tid + stride;
+            while carrier < block {
+                acc = R::combine(acc, shared.load(k * block + carrier));
+                carrier += stride;
             }
-            combined[k] = acc;
+            values[k] = acc;
         });
     }
-    combined
+    values
 }
 
 /// Column `column` over rows `row, row + step, …` below `end_row`, `LOADS_IN_FLIGHT` rows at a
@@ -267,3 +293,4 @@ fn walk_column<T: Element, R: Reduction<T>>(
     }
     running
 }
+

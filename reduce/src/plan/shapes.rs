@@ -13,9 +13,10 @@ use kernels_gpu::shapes::columns;
 pub use kernels_gpu::shapes::ShapeKernel;
 
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each; longer rows
-/// get a block or more: the longest rows on which a warp per row still beats a block per row
-/// (the README's "Rows, columns, segments" has the figures).
-pub const WARP_ROW_BYTES: usize = 16 * 1024;
+/// get a block or more. Measured on the H100 (f32 row sums of 2^28 bytes): rows of 2 KiB, a
+/// warp 91.3 µs and a block of 256 threads 199.9; rows of 8 KiB, a warp 91.1 and a block 87.6
+/// (README's "Rows, columns, segments" has the sweep).
+pub const WARP_ROW_BYTES: usize = 4 * 1024;
 
 /// Rows each thread of a column reduction walks at least: two groups of loads, so that the
 /// partials its band writes and the last block reads back stay a small part of the traffic.
@@ -24,6 +25,17 @@ pub const MIN_ROWS_PER_THREAD: usize = 16;
 /// Bands each thread of a column tile's last block adds up at most (four rounds of eight
 /// loads in flight): more bands would make that one block the kernel's tail.
 pub const MAX_BANDS_PER_THREAD: usize = 32;
+
+/// Vectors each thread of a row split over blocks reads at most before the row is cut into
+/// more blocks than one wave (two groups of loads): 16 rows of 2^22 `f32` in 256 blocks of 512
+/// threads each took 90.7 µs on the H100, in one wave of 16 per row 95.8 (the read-only kernel
+/// 90.2).
+pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
+
+/// Vectors each thread of a row split over blocks reads at least: one. A vocabulary row of
+/// 128256 `bf16` in 32 blocks of 512 threads took 8.3 µs on the H100, in 8 blocks (a group of
+/// four loads each) 9.8: for a few rows, more SMs reading beats more loads per thread.
+pub const SPLIT_MIN_VECTORS: usize = 1;
 
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each in the
 /// reproducible mode, and longer ones when there are enough of them to give every warp the GPU
@@ -137,7 +149,7 @@ impl ShapePlan {
     /// let wider = plan.with_split(99).unwrap();
     /// assert_eq!((wider.launch.grid, wider.partials), (4 * 99, 99 * 4096));
     /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), f32, |_| 132 * 2);
-    /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 16));
+    /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
     /// let more = few_rows.with_split(64).unwrap();
     /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
     /// assert!(plan_shape(&Shape::rows(65536, 512), f32, |_| 132 * 8).with_split(2).is_none());
@@ -344,9 +356,10 @@ pub(crate) fn plan_layout(
         Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
-            // Fewer rows than the GPU holds blocks: cut them over several blocks each (short
-            // rows get one block, which still beats one warp). Otherwise by row length (the
-            // reproducible mode: a warp per row also when every resident warp gets a row).
+            // Fewer rows than one wave of `RowsSplit`'s blocks: cut them over several blocks
+            // each (short rows get one block, which still beats one warp). Otherwise by row
+            // length (the reproducible mode: a warp per row also when every resident warp gets
+            // a row).
             let warp = match family {
                 Family::Plain => row_bytes <= WARP_ROW_BYTES,
                 Family::Reproducible => {
@@ -355,7 +368,11 @@ pub(crate) fn plan_layout(
                     row_bytes <= REPRODUCIBLE_WARP_ROW_BYTES || rows >= warps
                 }
             };
-            let choice = forced.unwrap_or(if rows < resident_blocks {
+            // Measured on the H100 (264 blocks of `RowsSplit` in a wave): 128 rows of 2 MiB,
+            // split 91.4 µs, a block each 104.2; 512 rows of 512 KiB, split 91.8, a block each
+            // 89.7.
+            let split_rows = resident(ShapeKernel::RowsSplit).max(1) as usize;
+            let choice = forced.unwrap_or(if rows < split_rows {
                 ShapeKernel::RowsSplit
             } else if warp {
                 ShapeKernel::RowsWarp
@@ -369,17 +386,24 @@ pub(crate) fn plan_layout(
                     plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0)
                 } else {
                     let kernel = ShapeKernel::RowsSplit;
-                    // Each block at least one group of vector loads per thread (four in the
-                    // reproducible mode).
-                    let per_block = block(kernel) as usize
-                        * family.vectors_per_lane()
-                        * elements_per_vector(sizes.element);
-                    // As many blocks per row as fill the GPU in one wave (a second, partial wave
-                    // would cost as much as the first).
-                    let split = (resident(kernel) / rows.max(1) as u64)
-                        .max(1)
-                        .min(cols.div_ceil(per_block).max(1) as u64)
-                        as usize;
+                    let vector_block = block(kernel) as usize * elements_per_vector(sizes.element);
+                    // As many blocks per row as fill the GPU in one wave (a second, partial
+                    // wave would cost as much as the first); but rows so long that a wave's
+                    // blocks would each read more than `SPLIT_TILE_VECTORS` per thread are
+                    // cut into tiles of that size, many waves of them, whose last wave is a
+                    // small part of the time. Each block reads at least one vector per thread
+                    // (`SPLIT_MIN_VECTORS`; four groups in the reproducible mode).
+                    let one_wave = (resident(kernel) as usize / rows.max(1)).max(1);
+                    let tiles = match family {
+                        Family::Plain => cols.div_ceil(vector_block * SPLIT_TILE_VECTORS),
+                        Family::Reproducible => 1,
+                    };
+                    let least = match family {
+                        Family::Plain => SPLIT_MIN_VECTORS,
+                        Family::Reproducible => family.vectors_per_lane(),
+                    };
+                    let most = cols.div_ceil(vector_block * least).max(1);
+                    let split = one_wave.max(tiles).min(most);
                     plan(kernel, (rows * split) as u64, split, rows * split, rows)
                 }
             }
@@ -423,8 +447,10 @@ mod tests {
         assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 2));
         let few_short = plan_shape(&Shape::rows(64, 512), F32, h100);
         assert_eq!(few_short.kernel, ShapeKernel::RowsSplit);
-        let up_to_16k = plan_shape(&Shape::rows(32768, 4096), F32, h100);
-        assert_eq!(up_to_16k.kernel, ShapeKernel::RowsWarp);
+        let up_to_4k = plan_shape(&Shape::rows(32768, 1024), F32, h100);
+        assert_eq!(up_to_4k.kernel, ShapeKernel::RowsWarp);
+        let rows_of_8k = plan_shape(&Shape::rows(32768, 2048), F32, h100);
+        assert_eq!(rows_of_8k.kernel, ShapeKernel::RowsBlock);
         let many_long = plan_shape(&Shape::rows(8192, 8192), F32, h100);
         assert_eq!(
             (many_long.kernel, many_long.launch.grid),
@@ -447,6 +473,27 @@ mod tests {
     }
 
     #[test]
+    fn splits_rows_by_the_measured_rules() {
+        let bf16 = Sizes {
+            element: 2,
+            accumulator: 8,
+        };
+        // 132 SMs × 2 blocks of 512 threads.
+        let resident = |_| 264;
+        let split = |rows, cols, sizes| plan_shape(&Shape::rows(rows, cols), sizes, resident).split;
+        // One vocabulary row: a vector per thread (128256 / 4096 elements → 32 blocks), not
+        // the 264 blocks of a wave.
+        assert_eq!(split(1, 128256, bf16), 32);
+        assert_eq!(split(8, 128256, bf16), 32);
+        // 64 rows: one wave, 4 blocks each (each thread about 8 vectors: no more tiles).
+        assert_eq!(split(64, 128256, bf16), 4);
+        // 16 rows of 2^22 f32: tiles of 8 vectors per thread (16384 elements), 256 per row.
+        assert_eq!(split(16, 1 << 22, F32), 256);
+        // Rows shorter than one vector per thread of one block: one block each.
+        assert_eq!(split(4, 1000, F32), 1);
+    }
+
+    #[test]
     fn the_reproducible_twins_give_each_lane_more_of_a_row() {
         let sizes = crate::plan::reproducible::sizes(crate::element::DType::F32);
         let block = |_| 256;
@@ -460,7 +507,7 @@ mod tests {
         assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 8));
         assert_eq!(short.launch.grid, 65536 / 32);
         assert_eq!((short.launch.block, short.launch.shared_bytes), (256, 0));
-        // 32 KiB rows: still a warp each (the plain kernels take a block of 512).
+        // 32 KiB rows: still a warp each (the plain kernels take a block of 256).
         let long = plan(&Shape::rows(8192, 8192));
         assert_eq!((long.kernel, long.split), (ShapeKernel::RowsWarp, 32));
         // 256 KiB rows, fewer than the GPU holds warps: a block each, one state per warp of
