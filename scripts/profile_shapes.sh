@@ -45,7 +45,7 @@ ours rows16x4M rows_split_f32_sum f32:sum:rows:16x4194304
 readonly_probe rows16x4M f32 f32:sum:rows:16x4194304
 torch rows16x4M --case rows --op sum --dtype f32 --shapes 16x4194304
 
-ours max32768x4096 rows_warp_f32_max f32:max:rows:32768x4096
+ours max32768x4096 rows_block_f32_max f32:max:rows:32768x4096
 cub max32768x4096 Segmented --case rows --op max --dtype f32 --shapes 32768x4096
 torch max32768x4096 --case rows --op max --dtype f32 --shapes 32768x4096
 
