@@ -6,19 +6,21 @@
 //! goes into its own column's running value. A warp then reads 512 consecutive bytes of a row
 //! per load: long runs the memory serves well.
 //!
-//! A block covers a *tile* of up to `BLOCK` groups. A matrix narrower than that gives each row
-//! fewer threads and the block several rows at a time (`rows_per_step`); those rows' values
-//! meet in shared memory at the end. Tall matrices are cut into `split` bands of rows, one block
-//! each per tile; the bands of a tile meet as v8's blocks meet: partials, fence, a ticket per
-//! tile, and the tile's last block adds the bands up, again spread over all its threads.
+//! A block covers a *tile* of up to [`MAX_TILE_GROUPS`] groups. A tile of fewer groups than the
+//! block has threads gives each row fewer threads and the block several rows at a time
+//! (`rows_per_step`); those rows' values meet at the end, by shuffles and shared memory. Tall
+//! matrices are cut into `split` bands of rows, one block each per tile; the bands of a tile
+//! meet as v8's blocks meet: partials, fence, a ticket per tile, and the tile's last block adds
+//! the bands up, again spread over all its threads.
 //!
 //! When the rows do not start on 16-byte boundaries (a column count that is no multiple of a
 //! vector's lanes, or an input that starts mid-vector), a thread reads its group's columns with
 //! scalar loads instead, with the same tiles.
 //!
 //! ```text
-//! 4096 f32 columns = 1024 groups: tile = 256 groups (1024 columns), one row per step
-//!   block (tile t, band k), thread c: group t·256 + c of rows band k  →  partials[k][columns]
+//! 4096 f32 columns = 1024 groups: tile = 64 groups (256 columns), four rows per step
+//!   block (tile t, band k), thread c: group t·64 + c % 64 of rows band k, every 4th
+//!   →  the 4 row offsets combined  →  partials[k][columns]
 //! 64 f32 columns = 16 groups: tile = 16 groups, 16 rows per step
 //!   thread c: group c % 16 of rows r0 + c / 16, r0 + c / 16 + 16, …  →  shared memory
 //!   →  the 16 row offsets combined (shuffles, then shared memory)  →  partials[k][columns]
@@ -51,14 +53,22 @@ const LOADS_IN_FLIGHT: usize = 8;
 /// running values, of which the first `L` are used (the rest are never touched, and vanish).
 const MAX_LANES: usize = 8;
 
+/// The most groups of columns one tile spans: 256 `f32` columns, a warp reading 512 bytes of a
+/// row and a block 4 rows at a time. Wider tiles made too few blocks for a square matrix (4096²
+/// `f32` on the H100: 4 tiles × 32 bands = 128 blocks, 37.3 µs; tiles of 64 groups, 16 × 33 =
+/// 528 blocks, 32.7 µs; 16384 rows × 1024 columns 73.6 → 35.1 µs), and each thread of a tile's
+/// last block added up 32 bands per column where it now adds about 8.
+pub const MAX_TILE_GROUPS: usize = 64;
+
 /// Groups of columns (one vector's worth each) a block of `block` threads covers for a matrix
-/// of `cols` columns of `element`-byte elements: all of them up to `block`, rounded up to a
-/// power of two so that the rows a block walks at once (`block / groups`) are a whole number.
-/// The host plans the tiles with the same function.
+/// of `cols` columns of `element`-byte elements: all of them up to `block` and
+/// [`MAX_TILE_GROUPS`], rounded up to a power of two so that the rows a block walks at once
+/// (`block / groups`) are a whole number. The host plans the tiles with the same function.
 #[inline(always)]
 pub const fn groups_per_tile(cols: usize, element: usize, block: u32) -> usize {
     let groups = cols.div_ceil(elements_per_vector(element)).next_power_of_two();
-    if groups < block as usize { groups } else { block as usize }
+    let most = if MAX_TILE_GROUPS < block as usize { MAX_TILE_GROUPS } else { block as usize };
+    if groups < most { groups } else { most }
 }
 
 /// Accumulators of shared memory a block of `block` threads needs (one per thread and lane),

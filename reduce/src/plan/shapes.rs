@@ -145,9 +145,9 @@ impl ShapePlan {
     /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
     /// let f32 = Sizes { element: 4, accumulator: 4 };
     /// let plan = plan_shape(&Shape::columns(4096, 4096), f32, |_| 132 * 3);
-    /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 4, 32));
+    /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 24));
     /// let wider = plan.with_split(99).unwrap();
-    /// assert_eq!((wider.launch.grid, wider.partials), (4 * 99, 99 * 4096));
+    /// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
     /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), f32, |_| 132 * 2);
     /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
     /// let more = few_rows.with_split(64).unwrap();
@@ -462,8 +462,8 @@ mod tests {
         assert_eq!(few_long.counters, 16);
         let columns = plan_shape(&Shape::columns(8192, 8192), F32, h100);
         assert_eq!(columns.kernel, ShapeKernel::Columns);
-        // Tiles of 256 threads × 4 columns (one f32 vector each).
-        assert_eq!(columns.counters, 8);
+        // Tiles of 64 groups × 4 columns (one f32 vector each): 256 columns.
+        assert_eq!(columns.counters, 32);
         assert!(columns.split > 1 && columns.partials == columns.split * 8192);
         let offsets = [0, 10, 10, 500];
         assert_eq!(
