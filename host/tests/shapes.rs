@@ -12,11 +12,11 @@ use host::with_dtype_and_op;
 use libtest_mimic::{Arguments, Failed, Trial};
 use reduce_rs::{Reducer, Schedule};
 
-/// Shapes that reach every kernel on the simulated GPU (2 SMs: 8 blocks of 512 threads run
-/// at once): empty ones, a warp or a few lanes per row, a block per row, a row split over
-/// blocks, columns in one band and in several (with vector loads where the rows start on
-/// 16-byte boundaries, scalar ones where they do not), ragged segments of short and of long
-/// rows.
+/// Shapes that reach every kernel on the simulated GPU (2 SMs: 8 blocks of 512 threads or 16
+/// of 256 run at once; fewer than 4 rows are split): empty ones, a warp or a few lanes per row,
+/// a block per row, a row split over blocks, columns in one band and in several (with vector
+/// loads where the rows start on 16-byte boundaries, scalar ones where they do not), ragged
+/// segments of short and of long rows.
 fn shapes() -> Vec<(&'static str, ShapeSpec)> {
     vec![
         ("rows_0x0", ShapeSpec::Rows { rows: 0, cols: 0 }),
@@ -76,6 +76,10 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: 64,
             },
         ),
+        // The narrowest tiles: 1 and 2 groups of columns (2 and 8 f32), a block 256 and 128
+        // rows at a time, whose row offsets meet in 5 and 4 shuffle steps.
+        ("columns_900x2", ShapeSpec::Columns { rows: 900, cols: 2 }),
+        ("columns_900x8", ShapeSpec::Columns { rows: 900, cols: 8 }),
         // Narrow: a block walks many rows at once (32 for 24 f32), in several bands.
         (
             "columns_5000x24",

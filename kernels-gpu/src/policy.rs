@@ -253,7 +253,8 @@ pub enum ShapeGrid {
     LaneGroupsPerRow,
     /// One block per row (or segment).
     BlockPerRow,
-    /// Rows × blocks per row, as many blocks per row as fill the GPU in one wave.
+    /// Rows × blocks per row: as many as fill the GPU in one wave, at least a vector per
+    /// thread each, and long rows in tiles over several waves (the host's planner).
     BlocksPerRow,
     /// Tiles of columns × bands of rows, as many bands as fill the GPU in one wave.
     ColumnTilesAndBands,

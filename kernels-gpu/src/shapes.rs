@@ -21,7 +21,8 @@ use crate::policy::{ShapeGrid, Shared};
 // Blocks: 256 threads for a block per row, 512 for a row split over blocks. Measured on the
 // H100 (`reduce-rs bench --shapes`, `shapes/PROFILES.md`): a block of 256 per row of 8 or 16
 // KiB reads at the read-only kernel's speed (f32 max of 32768 rows × 4096: 173 µs, 235 with
-// 512 threads), and rows of 32 KiB lose 1 % with it; the split rows want many blocks of 512.
+// 512 threads), and rows of 32 KiB lose 1 % with it. The split rows keep 512 (not measured at
+// 256 since their split rule changed).
 declare_shapes! {
     /// A warp (or a group of its lanes) per row: short rows and segments.
     RowsWarp = rows_warp: rows_warp::reduce_rows_warp {

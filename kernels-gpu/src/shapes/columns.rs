@@ -40,7 +40,7 @@
 //! accumulators, `retired` one counter per tile, 0 before the launch and set back to 0. Shared
 //! memory: [`shared_accumulators`] accumulators and the ticket.
 
-use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x, warp_shuffle_down, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x};
+use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down};
 use crate::element::{Element, Vector16};
 use crate::launch::elements_per_vector;
 use crate::ops::Reduction;
@@ -55,9 +55,10 @@ const MAX_LANES: usize = 8;
 
 /// The most groups of columns one tile spans: 256 `f32` columns, a warp reading 512 bytes of a
 /// row and a block 4 rows at a time. Wider tiles made too few blocks for a square matrix (4096²
-/// `f32` on the H100: 4 tiles × 32 bands = 128 blocks, 37.3 µs; tiles of 64 groups, 16 × 33 =
-/// 528 blocks, 32.7 µs; 16384 rows × 1024 columns 73.6 → 35.1 µs), and each thread of a tile's
-/// last block added up 32 bands per column where it now adds about 8.
+/// `f32` on the H100, mean of two rounds: 4 tiles × 32 bands = 128 blocks, 37.5 µs; tiles of 64
+/// groups, 16 × 33 = 528 blocks, 32.7 µs; 16384 rows × 1024 columns 73.7 → 35.1 µs), and each
+/// thread of a tile's last block added up 32 bands per column where it now adds about 8. The
+/// reproducible twin (`reproducible::columns`) tiles with the same function.
 pub const MAX_TILE_GROUPS: usize = 64;
 
 /// Groups of columns (one vector's worth each) a block of `block` threads covers for a matrix
@@ -303,4 +304,3 @@ fn walk_column<T: Element, R: Reduction<T>>(
     }
     running
 }
-

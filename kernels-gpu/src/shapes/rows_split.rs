@@ -1,7 +1,7 @@
 //! # Rows, several blocks each: few long rows
 //!
-//! Reduces every row to one result when there are too few rows to give every multiprocessor a
-//! block of its own (16 rows of 4 million elements, the 64 rows of an LLM's 128k-token
+//! Reduces every row to one result when there are too few rows for a block each to keep the
+//! GPU reading (16 rows of 4 million elements, the 64 rows of an LLM's 128k-token
 //! vocabulary): each row is cut into `split` consecutive pieces, one block each, and the
 //! blocks of a row meet as v8's blocks meet — each writes its partial, fences, and draws a
 //! ticket from the row's own counter; the block that draws the row's last ticket combines the

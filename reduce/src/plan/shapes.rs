@@ -14,8 +14,8 @@ pub use kernels_gpu::shapes::ShapeKernel;
 
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each; longer rows
 /// get a block or more. Measured on the H100 (f32 row sums of 2^28 bytes): rows of 2 KiB, a
-/// warp 91.3 µs and a block of 256 threads 199.9; rows of 8 KiB, a warp 91.1 and a block 87.6
-/// (README's "Rows, columns, segments" has the sweep).
+/// warp 91.3 µs and a block of 256 threads 199.9; rows of 4 KiB, a warp 89.7 and a block
+/// 121.6; rows of 8 KiB, a warp 90.1 and a block 87.9 (`docs/runs/2026-11-25-c/`).
 pub const WARP_ROW_BYTES: usize = 4 * 1024;
 
 /// Rows each thread of a column reduction walks at least: two groups of loads, so that the
@@ -28,8 +28,8 @@ pub const MAX_BANDS_PER_THREAD: usize = 32;
 
 /// Vectors each thread of a row split over blocks reads at most before the row is cut into
 /// more blocks than one wave (two groups of loads): 16 rows of 2^22 `f32` in 256 blocks of 512
-/// threads each took 90.7 µs on the H100, in one wave of 16 per row 95.8 (the read-only kernel
-/// 90.2).
+/// threads each took 90.7 µs on the H100, in one wave (33 blocks each) 95.9 (the read-only
+/// kernel 90.0).
 pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 
 /// Vectors each thread of a row split over blocks reads at least: one. A vocabulary row of
@@ -356,7 +356,7 @@ pub(crate) fn plan_layout(
         Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
-            // Fewer rows than one wave of `RowsSplit`'s blocks: cut them over several blocks
+            // Fewer rows than half a wave of `RowsSplit`'s blocks: cut them over several blocks
             // each (short rows get one block, which still beats one warp). Otherwise by row
             // length (the reproducible mode: a warp per row also when every resident warp gets
             // a row).
@@ -368,11 +368,14 @@ pub(crate) fn plan_layout(
                     row_bytes <= REPRODUCIBLE_WARP_ROW_BYTES || rows >= warps
                 }
             };
-            // Measured on the H100 (264 blocks of `RowsSplit` in a wave): 128 rows of 2 MiB,
-            // split 91.4 µs, a block each 104.2; 512 rows of 512 KiB, split 91.8, a block each
-            // 89.7.
-            let split_rows = resident(ShapeKernel::RowsSplit).max(1) as usize;
-            let choice = forced.unwrap_or(if rows < split_rows {
+            // Measured on the H100, where a wave of `rows_split_f32_sum` is 528 blocks: 128 rows
+            // of 2 MiB, split 91.4 µs, a block each 104.2; 512 rows of 512 KiB, split 91.8, a
+            // block each 89.7. The reproducible twins keep their line at a wave of `RowsBlock`.
+            let split_below = match family {
+                Family::Plain => (resident(ShapeKernel::RowsSplit) as usize / 2).max(1),
+                Family::Reproducible => resident_blocks,
+            };
+            let choice = forced.unwrap_or(if rows < split_below {
                 ShapeKernel::RowsSplit
             } else if warp {
                 ShapeKernel::RowsWarp
@@ -394,7 +397,7 @@ pub(crate) fn plan_layout(
                     // small part of the time. Each block reads at least one vector per thread
                     // (`SPLIT_MIN_VECTORS`; four groups in the reproducible mode).
                     let one_wave = (resident(kernel) as usize / rows.max(1)).max(1);
-                    let tiles = match family {
+                    let tile_split = match family {
                         Family::Plain => cols.div_ceil(vector_block * SPLIT_TILE_VECTORS),
                         Family::Reproducible => 1,
                     };
@@ -403,7 +406,7 @@ pub(crate) fn plan_layout(
                         Family::Reproducible => family.vectors_per_lane(),
                     };
                     let most = cols.div_ceil(vector_block * least).max(1);
-                    let split = one_wave.max(tiles).min(most);
+                    let split = one_wave.max(tile_split).min(most);
                     plan(kernel, (rows * split) as u64, split, rows * split, rows)
                 }
             }
@@ -478,7 +481,7 @@ mod tests {
             element: 2,
             accumulator: 8,
         };
-        // 132 SMs × 2 blocks of 512 threads.
+        // 132 SMs × 2 blocks of 512 threads (the bf16 argmax's registers; 4 for an f32 sum).
         let resident = |_| 264;
         let split = |rows, cols, sizes| plan_shape(&Shape::rows(rows, cols), sizes, resident).split;
         // One vocabulary row: a vector per thread (128256 / 4096 elements → 32 blocks), not
@@ -530,12 +533,12 @@ mod tests {
             (few_short.kernel, few_short.split),
             (ShapeKernel::RowsSplit, 3)
         );
-        // Columns: tiles of 256 groups of 4, half a state per thread of shared memory where a
-        // block walks several rows at once.
+        // Columns: tiles of 64 groups of 4 (`MAX_TILE_GROUPS`), half a state per thread of
+        // shared memory where a block walks several rows at once (4 here).
         let wide = plan(&Shape::columns(8192, 8192));
-        assert_eq!((wide.kernel, wide.counters), (ShapeKernel::Columns, 8));
+        assert_eq!((wide.kernel, wide.counters), (ShapeKernel::Columns, 32));
         assert_eq!(wide.partials, wide.split * 8192);
-        assert_eq!(wide.launch.shared_bytes, 28 + 4);
+        assert_eq!(wide.launch.shared_bytes, 128 * 28 + 4);
         let narrow = plan(&Shape::columns(100_000, 24));
         assert_eq!(narrow.launch.shared_bytes, 128 * 28 + 4);
         // Segments: by their average length.
