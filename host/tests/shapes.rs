@@ -68,6 +68,15 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
             },
         ),
         ("columns_0x5", ShapeSpec::Columns { rows: 0, cols: 5 }),
+        // Wide tiles: 32 groups of columns (1024 f32), whose row offsets meet through one
+        // carrier per thread of row offset 0.
+        (
+            "columns_40x1024",
+            ShapeSpec::Columns {
+                rows: 40,
+                cols: 1024,
+            },
+        ),
         // Whole vectors per row for every type (64 columns), in several bands.
         (
             "columns_700x64",
@@ -80,7 +89,8 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
         // rows at a time, whose row offsets meet in 5 and 4 shuffle steps.
         ("columns_900x2", ShapeSpec::Columns { rows: 900, cols: 2 }),
         ("columns_900x8", ShapeSpec::Columns { rows: 900, cols: 8 }),
-        // Narrow: a block walks many rows at once (32 for 24 f32), in several bands.
+        // Narrow: a block walks many rows at once (64 for 24 f32, in 2 tiles of 4 groups), in
+        // several bands.
         (
             "columns_5000x24",
             ShapeSpec::Columns {

@@ -36,10 +36,13 @@ use crate::device::{
 use crate::element::Vector16;
 use crate::launch::elements_per_vector;
 use crate::params::Scratch;
-use crate::shapes::columns::groups_per_tile;
+use crate::shapes::columns::{band_rows, groups_per_tile};
 
-/// Rows of its columns each thread loads before it deposits them (one batch per column).
+/// Rows of its columns each thread loads before it deposits them (one batch per column). The
+/// bands are the plain kernel's ([`band_rows`]): whole runs of its 8 rows in flight, two
+/// batches of these.
 pub const ROWS_IN_FLIGHT: usize = 4;
+const _: () = assert!(crate::shapes::columns::LOADS_IN_FLIGHT.is_multiple_of(ROWS_IN_FLIGHT));
 
 /// The most lanes a 16-byte vector has: the size of a thread's array of states, of which the
 /// first `LANES` are used (the rest are never touched, and vanish).
@@ -85,7 +88,7 @@ pub fn reproducible_columns<T: Reproducible, C: Conclusion<T::Fold>>(
     let group = tile * groups + tid % groups;
     let first_column = group * lanes;
     let row_offset = tid / groups;
-    let (band_start, band_end) = (band * rows / split, (band + 1) * rows / split);
+    let (band_start, band_end) = band_rows(band, split, rows, rows_per_step);
 
     // This thread's rows of the band: one state per column of its group.
     let mut states = [Binned::<T::Fold>::EMPTY; MAX_LANES];

@@ -6,12 +6,12 @@
 //! goes into its own column's running value. A warp then reads 512 consecutive bytes of a row
 //! per load: long runs the memory serves well.
 //!
-//! A block covers a *tile* of up to [`MAX_TILE_GROUPS`] groups. A tile of fewer groups than the
-//! block has threads gives each row fewer threads and the block several rows at a time
-//! (`rows_per_step`); those rows' values meet at the end, by shuffles and shared memory. Tall
-//! matrices are cut into `split` bands of rows, one block each per tile; the bands of a tile
-//! meet as v8's blocks meet: partials, fence, a ticket per tile, and the tile's last block adds
-//! the bands up, again spread over all its threads.
+//! A block covers a *tile* of up to [`MAX_TILE_GROUPS`] groups ([`groups_per_tile`]). A tile of
+//! fewer groups than the block has threads gives each row fewer threads and the block several
+//! rows at a time (`rows_per_step`); those rows' values meet at the end, by shuffles and shared
+//! memory. Tall matrices are cut into `split` bands of whole runs of rows ([`band_rows`]), one
+//! block each per tile; the bands of a tile meet as v8's blocks meet: partials, fence, a ticket
+//! per tile, and the tile's last block adds the bands up, again spread over all its threads.
 //!
 //! When the rows do not start on 16-byte boundaries (a column count that is no multiple of a
 //! vector's lanes, or an input that starts mid-vector), a thread reads its group's columns with
@@ -21,9 +21,9 @@
 //! 4096 f32 columns = 1024 groups: tile = 64 groups (256 columns), four rows per step
 //!   block (tile t, band k), thread c: group t·64 + c % 64 of rows band k, every 4th
 //!   →  the 4 row offsets combined  →  partials[k][columns]
-//! 64 f32 columns = 16 groups: tile = 16 groups, 16 rows per step
-//!   thread c: group c % 16 of rows r0 + c / 16, r0 + c / 16 + 16, …  →  shared memory
-//!   →  the 16 row offsets combined (shuffles, then shared memory)  →  partials[k][columns]
+//! 64 f32 columns = 16 groups: 2 tiles of 8 groups (at most √(8·16)), 32 rows per step
+//!   thread c: group t·8 + c % 8 of rows r0 + c / 8, r0 + c / 8 + 32, …
+//!   →  the 32 row offsets combined (shuffles, then shared memory)  →  partials[k][columns]
 //! last block of tile t: bands of each column, spread over the block's threads  →  output
 //! ```
 //!
@@ -47,7 +47,7 @@ use crate::ops::Reduction;
 use crate::params::Scratch;
 
 /// Rows each thread loads before combining them.
-const LOADS_IN_FLIGHT: usize = 8;
+pub const LOADS_IN_FLIGHT: usize = 8;
 
 /// The most lanes a 16-byte vector has (8 of a 16-bit type): the size of a thread's array of
 /// running values, of which the first `L` are used (the rest are never touched, and vanish).
@@ -63,13 +63,45 @@ pub const MAX_TILE_GROUPS: usize = 64;
 
 /// Groups of columns (one vector's worth each) a block of `block` threads covers for a matrix
 /// of `cols` columns of `element`-byte elements: all of them up to `block` and
-/// [`MAX_TILE_GROUPS`], rounded up to a power of two so that the rows a block walks at once
-/// (`block / groups`) are a whole number. The host plans the tiles with the same function.
+/// [`MAX_TILE_GROUPS`], but at most `√(8 · groups)`, so that a wave of about 256 blocks still
+/// has every tile's last block add up about 8 bands per thread (tiles × bands = 256 with bands
+/// = 8 × rows per step gives tile² ≤ 8 × groups for a block of 256). Measured on the H100, the
+/// bands of whole runs in both (`docs/runs/2026-11-26/`, calls 2 and 3, µs): 16384 rows × 1024
+/// `f32` columns in tiles of 64 groups (4 tiles, whose last blocks added 128 bands each) 35.2,
+/// of 32 groups 31.7; 65536 × 256 in one tile of 64 groups (128 blocks) 37.8, in four of 16
+/// 31.4; but 2048² in tiles of 64 groups 14.5, of 32 15.4, hence 8 and not 4 × groups. Powers
+/// of two, so that the rows a block walks at once (`block / groups`) are a whole number. The
+/// host plans the tiles with the same function.
 #[inline(always)]
 pub const fn groups_per_tile(cols: usize, element: usize, block: u32) -> usize {
-    let groups = cols.div_ceil(elements_per_vector(element)).next_power_of_two();
-    let most = if MAX_TILE_GROUPS < block as usize { MAX_TILE_GROUPS } else { block as usize };
+    let total = cols.div_ceil(elements_per_vector(element));
+    let groups = total.next_power_of_two();
+    let mut most = if MAX_TILE_GROUPS < block as usize { MAX_TILE_GROUPS } else { block as usize };
+    while most > 1 && most * most > 8 * total {
+        most /= 2;
+    }
     if groups < most { groups } else { most }
+}
+
+/// The rows `start..end` of band `band` of `split`, for a block that walks `rows_per_step`
+/// rows at a time: whole *runs* of `rows_per_step × LOADS_IN_FLIGHT` rows (one full group of
+/// loads for every thread), spread evenly; the last band also takes the rows past the last
+/// whole run. A band that ended mid-run left each thread a tail of single loads, each issued
+/// only after the one before had been added: 4096² `f32` in 33 bands (3 groups and 7 single
+/// loads per thread) took 32.7 µs on the H100, in 32 bands (4 groups) 31.5, in 48 bands 39.0
+/// (`docs/runs/2026-11-26/`). The host plans the bands in runs too; the reproducible twin
+/// (4 rows in flight) walks the same bands.
+#[inline(always)]
+pub const fn band_rows(band: usize, split: usize, rows: usize, rows_per_step: usize) -> (usize, usize) {
+    // Never 0 (the kernels' `rows_per_step` and `split` are at least 1); saying so spares the
+    // kernels a division check, which would pull in a panic.
+    let run = rows_per_step * LOADS_IN_FLIGHT;
+    let run = if run == 0 { 1 } else { run };
+    let split = if split == 0 { 1 } else { split };
+    let runs = rows / run;
+    let start = band * runs / split * run;
+    let end = if band + 1 >= split { rows } else { (band + 1) * runs / split * run };
+    (start, end)
 }
 
 /// Accumulators of shared memory a block of `block` threads needs (one per thread and lane),
@@ -105,7 +137,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let group = tile * groups + tid % groups;
     let first_column = group * lanes;
     let row_offset = tid / groups;
-    let (band_start, band_end) = (band * rows / split, (band + 1) * rows / split);
+    let (band_start, band_end) = band_rows(band, split, rows, rows_per_step);
 
     // This thread's rows of the band: its columns' running values.
     let mut running = [R::START; MAX_LANES];
@@ -241,6 +273,9 @@ fn gather_rows<T: Element, R: Reduction<T>>(
     if rows_per_step == 1 {
         return values;
     }
+    // v7's `warp_reduce_shuffle` stopping at `groups`, but every lane's shuffle of one step
+    // issued together: called once per lane, each lane's five steps waited on each other, and
+    // 2^20 × 2 `f32` columns took 13.4 µs on the H100 against 12.3 (`docs/runs/2026-11-26/`).
     let mut values = values;
     let mut offset = WARP_SIZE as usize / 2;
     while offset >= groups {
@@ -303,4 +338,39 @@ fn walk_column<T: Element, R: Reduction<T>>(
         row += step;
     }
     running
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bands of every split cover the rows once, in order, and end on whole runs but the
+    /// last; more bands than runs leave the first ones empty.
+    #[test]
+    fn bands_are_whole_runs_that_cover_the_rows() {
+        for rows_per_step in [1, 4, 128] {
+            let run = rows_per_step * LOADS_IN_FLIGHT;
+            for rows in [0, 1, run - 1, run, 3 * run + 5, 100 * run] {
+                for split in 1..=12 {
+                    let mut next = 0;
+                    for band in 0..split {
+                        let (start, end) = band_rows(band, split, rows, rows_per_step);
+                        assert_eq!(start, next, "{rows} rows, band {band} of {split}");
+                        assert!(start <= end);
+                        if band + 1 < split {
+                            assert_eq!(end % run, 0);
+                        }
+                        next = end;
+                    }
+                    assert_eq!(next, rows);
+                }
+            }
+        }
+        // 5 runs in 3 bands: 1, 2 and 2 runs, the last with the 60 rows past them.
+        let bands: [_; 3] = core::array::from_fn(|band| band_rows(band, 3, 700, 16));
+        assert_eq!(bands, [(0, 128), (128, 384), (384, 700)]);
+        // More bands than runs (3 runs of 32 rows in 4 bands): the first is empty.
+        assert_eq!(band_rows(0, 4, 100, 4), (0, 0));
+        assert_eq!(band_rows(3, 4, 100, 4), (64, 100));
+    }
 }

@@ -18,9 +18,18 @@ pub use kernels_gpu::shapes::ShapeKernel;
 /// 121.6; rows of 8 KiB, a warp 90.1 and a block 87.9 (`docs/runs/2026-11-25-c/`).
 pub const WARP_ROW_BYTES: usize = 4 * 1024;
 
-/// Rows each thread of a column reduction walks at least: two groups of loads, so that the
-/// partials its band writes and the last block reads back stay a small part of the traffic.
-pub const MIN_ROWS_PER_THREAD: usize = 16;
+/// Runs of rows ([`columns::band_rows`]: a group of loads for every thread of the block) in
+/// each band of a column reduction: four, so that the band's partials and its hand-over stay a
+/// small part of each block's time; but [`FEW_RUNS_PER_BAND`] where four would leave fewer
+/// blocks than a quarter of a wave (one per SM at the kernel's four). Measured on the H100
+/// (`docs/runs/2026-11-26/`, µs at 4 runs / 2 runs per band): 4096² `f32` 31.5 / 34.8 (512 /
+/// 1024 blocks), 2^20 × 8 21.5 / 23.1 (256 / 512 blocks); 2048² 16.9 / 14.4 (128 / 256
+/// blocks), 2^20 × 2 12.9 / 12.4 (128 / 256 blocks).
+pub const RUNS_PER_BAND: usize = 4;
+
+/// Runs of rows in each band of a column reduction that would have fewer blocks than a quarter
+/// of a wave at [`RUNS_PER_BAND`].
+pub const FEW_RUNS_PER_BAND: usize = 2;
 
 /// Bands each thread of a column tile's last block adds up at most (four rounds of eight
 /// loads in flight): more bands would make that one block the kernel's tail.
@@ -145,7 +154,7 @@ impl ShapePlan {
     /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
     /// let f32 = Sizes { element: 4, accumulator: 4 };
     /// let plan = plan_shape(&Shape::columns(4096, 4096), f32, |_| 132 * 3);
-    /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 24));
+    /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 22));
     /// let wider = plan.with_split(99).unwrap();
     /// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
     /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), f32, |_| 132 * 2);
@@ -344,13 +353,19 @@ pub(crate) fn plan_layout(
                 .div_ceil(groups)
                 .max(1);
             let rows_per_step = block as usize / groups;
-            // As many bands as fill the GPU in one wave; each thread walks at least
-            // `MIN_ROWS_PER_THREAD` rows of its band, and the tile's last block adds up at
-            // most `MAX_BANDS_PER_THREAD` bands per thread.
-            let split = (resident(kernel) as usize / tiles)
-                .min(rows / (rows_per_step * MIN_ROWS_PER_THREAD))
-                .min(rows_per_step * MAX_BANDS_PER_THREAD)
-                .max(1);
+            // Bands of `RUNS_PER_BAND` runs each (fewer where that leaves too few blocks); more
+            // where the grid would pass one wave, or where the tile's last block would add up
+            // more than `MAX_BANDS_PER_THREAD` bands per thread.
+            let runs = (rows / (rows_per_step * columns::LOADS_IN_FLIGHT)).max(1);
+            let wave = resident(kernel).max(1) as usize;
+            let runs_per_band = if runs.div_ceil(RUNS_PER_BAND) * tiles >= wave / 4 {
+                RUNS_PER_BAND
+            } else {
+                FEW_RUNS_PER_BAND
+            }
+            .max(runs.div_ceil((wave / tiles).max(1)))
+            .max(runs.div_ceil(rows_per_step * MAX_BANDS_PER_THREAD));
+            let split = runs.div_ceil(runs_per_band);
             plan(kernel, (tiles * split) as u64, split, split * cols, tiles)
         }
         Layout::Rows { rows, cols } => {
