@@ -477,8 +477,13 @@ fn the_mode_names_its_row_kernels() {
     let name = |shape: &Shape<'_>| r.plan_each::<f32, Sum>(shape).1;
     assert!(name(&Shape::rows(1000, 64)).starts_with("reproducible_rows_"));
     assert!(name(&Shape::columns(1000, 64)).starts_with("reproducible_columns_"));
+    // Two short rows: a block each (a row that one block would read alone is not split).
     assert_eq!(
         r.plan_each::<i32, Mean>(&Shape::rows(2, 64)).1,
+        "reproducible_rows_block_i32_mean"
+    );
+    assert_eq!(
+        r.plan_each::<i32, Mean>(&Shape::rows(2, 1 << 20)).1,
         "reproducible_rows_split_i32_mean"
     );
     // Order-independent already: unchanged.

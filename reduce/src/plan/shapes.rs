@@ -46,6 +46,14 @@ pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 /// four loads each) 9.8: for a few rows, more SMs reading beats more loads per thread.
 pub const SPLIT_MIN_VECTORS: usize = 1;
 
+/// Rows of at most this many bytes are never cut over blocks, however few: one block of 256
+/// threads reads such a row in a few groups of loads, and `RowsSplit`'s hand-over costs more
+/// than it saves. Measured on the H100 (f32 sums, µs, a block each / split): 64 × 512 4.1 /
+/// 6.4, 64 × 4096 4.5 / 6.9, 16 × 16384 (64 KiB) 5.9 / 7.0, but 8 × 65536 (256 KiB) 11.9 /
+/// 7.4, and a 250 KiB vocabulary row 23.2 / 8.0 (`docs/runs/2026-11-26/`); the reproducible
+/// twins alike (64 KiB: 9.9 / 17.0; 256 KiB: 21.5 / 17.7).
+pub const SPLIT_ROW_BYTES: usize = 64 * 1024;
+
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each in the
 /// reproducible mode, and longer ones when there are enough of them to give every warp the GPU
 /// holds a row: a state's merge costs as much as a few hundred deposits, and a warp per row
@@ -93,6 +101,34 @@ impl Family {
             Family::Plain => VECTORS_IN_FLIGHT,
             Family::Reproducible => REPRODUCIBLE_VECTORS_PER_LANE,
         }
+    }
+
+    /// Blocks of `block` threads per row of `cols` elements of `element` bytes for `RowsSplit`,
+    /// `rows` rows and a wave of `wave` of its blocks: as many as fill the GPU in one wave (a
+    /// second, partial wave would cost as much as the first); but rows so long that a wave's
+    /// blocks would each read more than `SPLIT_TILE_VECTORS` per thread are cut into tiles of
+    /// that size, many waves of them, whose last wave is a small part of the time (the
+    /// reproducible twins keep one wave). Each block reads at least `SPLIT_MIN_VECTORS` per
+    /// thread (four groups in the reproducible mode).
+    fn blocks_per_row(
+        self,
+        rows: usize,
+        cols: usize,
+        element: usize,
+        block: u32,
+        wave: usize,
+    ) -> usize {
+        let vector_block = block as usize * elements_per_vector(element);
+        let one_wave = (wave / rows.max(1)).max(1);
+        let (tile_split, least) = match self {
+            Family::Plain => (
+                cols.div_ceil(vector_block * SPLIT_TILE_VECTORS),
+                SPLIT_MIN_VECTORS,
+            ),
+            Family::Reproducible => (1, self.vectors_per_lane()),
+        };
+        let most = cols.div_ceil(vector_block * least).max(1);
+        one_wave.max(tile_split).min(most)
     }
 
     /// Lanes that share one row of `row_bytes` bytes in `rows_warp`.
@@ -371,10 +407,10 @@ pub(crate) fn plan_layout(
         Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
+            let split_wave = resident(ShapeKernel::RowsSplit).max(1) as usize;
             // Fewer rows than half a wave of `RowsSplit`'s blocks: cut them over several blocks
-            // each (short rows get one block, which still beats one warp). Otherwise by row
-            // length (the reproducible mode: a warp per row also when every resident warp gets
-            // a row).
+            // each if they are long, else a block each (below). Otherwise by row length (the
+            // reproducible mode: a warp per row also when every resident warp gets a row).
             let warp = match family {
                 Family::Plain => row_bytes <= WARP_ROW_BYTES,
                 Family::Reproducible => {
@@ -387,43 +423,38 @@ pub(crate) fn plan_layout(
             // of 2 MiB, split 91.4 µs, a block each 104.2; 512 rows of 512 KiB, split 91.8, a
             // block each 89.7. The reproducible twins keep their line at a wave of `RowsBlock`.
             let split_below = match family {
-                Family::Plain => (resident(ShapeKernel::RowsSplit) as usize / 2).max(1),
+                Family::Plain => (split_wave / 2).max(1),
                 Family::Reproducible => resident_blocks,
             };
-            let choice = forced.unwrap_or(if rows < split_below {
+            let split = family.blocks_per_row(
+                rows,
+                cols,
+                sizes.element,
+                block(ShapeKernel::RowsSplit),
+                split_wave,
+            );
+            // Few rows of at most `SPLIT_ROW_BYTES`, or that one block of `RowsSplit` would
+            // read alone, get `RowsBlock`: the same reads without the hand-over. Short ones
+            // too: on the H100, 64 × 512 f32 a block each 4.1 µs, a warp each 4.0–4.2; 100 ×
+            // 2000, 4.8 against 7.2; the reproducible twins 6.1 against 7.7 (64 × 512).
+            let cut = split > 1 && row_bytes > SPLIT_ROW_BYTES;
+            let choice = forced.unwrap_or(if rows < split_below && cut {
                 ShapeKernel::RowsSplit
-            } else if warp {
-                ShapeKernel::RowsWarp
-            } else {
+            } else if rows < split_below || !warp {
                 ShapeKernel::RowsBlock
-            });
-            if choice == ShapeKernel::RowsWarp {
-                rows_warp(rows, row_bytes)
             } else {
-                if choice == ShapeKernel::RowsBlock {
-                    plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0)
-                } else {
-                    let kernel = ShapeKernel::RowsSplit;
-                    let vector_block = block(kernel) as usize * elements_per_vector(sizes.element);
-                    // As many blocks per row as fill the GPU in one wave (a second, partial
-                    // wave would cost as much as the first); but rows so long that a wave's
-                    // blocks would each read more than `SPLIT_TILE_VECTORS` per thread are
-                    // cut into tiles of that size, many waves of them, whose last wave is a
-                    // small part of the time. Each block reads at least one vector per thread
-                    // (`SPLIT_MIN_VECTORS`; four groups in the reproducible mode).
-                    let one_wave = (resident(kernel) as usize / rows.max(1)).max(1);
-                    let tile_split = match family {
-                        Family::Plain => cols.div_ceil(vector_block * SPLIT_TILE_VECTORS),
-                        Family::Reproducible => 1,
-                    };
-                    let least = match family {
-                        Family::Plain => SPLIT_MIN_VECTORS,
-                        Family::Reproducible => family.vectors_per_lane(),
-                    };
-                    let most = cols.div_ceil(vector_block * least).max(1);
-                    let split = one_wave.max(tile_split).min(most);
-                    plan(kernel, (rows * split) as u64, split, rows * split, rows)
-                }
+                ShapeKernel::RowsWarp
+            });
+            match choice {
+                ShapeKernel::RowsWarp => rows_warp(rows, row_bytes),
+                ShapeKernel::RowsSplit => plan(
+                    ShapeKernel::RowsSplit,
+                    (rows * split) as u64,
+                    split,
+                    rows * split,
+                    rows,
+                ),
+                _ => plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0),
             }
         }
         Layout::Segments { count, total } => {
@@ -463,8 +494,19 @@ mod tests {
         assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 32));
         let tiny = plan_shape(&Shape::rows(1 << 21, 32), F32, h100);
         assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 2));
+        // Few rows of at most 64 KiB (`SPLIT_ROW_BYTES`): a block each; longer ones are cut.
         let few_short = plan_shape(&Shape::rows(64, 512), F32, h100);
-        assert_eq!(few_short.kernel, ShapeKernel::RowsSplit);
+        assert_eq!(
+            (few_short.kernel, few_short.split),
+            (ShapeKernel::RowsBlock, 1)
+        );
+        let few_64k = plan_shape(&Shape::rows(16, 16384), F32, h100);
+        assert_eq!(few_64k.kernel, ShapeKernel::RowsBlock);
+        let few_longer = plan_shape(&Shape::rows(64, 32768), F32, h100);
+        assert_eq!(
+            (few_longer.kernel, few_longer.split),
+            (ShapeKernel::RowsSplit, 8)
+        );
         let up_to_4k = plan_shape(&Shape::rows(32768, 1024), F32, h100);
         assert_eq!(up_to_4k.kernel, ShapeKernel::RowsWarp);
         let rows_of_8k = plan_shape(&Shape::rows(32768, 2048), F32, h100);
@@ -507,8 +549,10 @@ mod tests {
         assert_eq!(split(64, 128256, bf16), 4);
         // 16 rows of 2^22 f32: tiles of 8 vectors per thread (16384 elements), 256 per row.
         assert_eq!(split(16, 1 << 22, F32), 256);
-        // Rows shorter than one vector per thread of one block: one block each.
+        // Rows shorter than one vector per thread of one block: one block each, `RowsBlock`.
         assert_eq!(split(4, 1000, F32), 1);
+        let short = plan_shape(&Shape::rows(4, 1000), F32, resident);
+        assert_eq!(short.kernel, ShapeKernel::RowsBlock);
     }
 
     #[test]
