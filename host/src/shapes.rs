@@ -114,7 +114,14 @@ pub fn additions(plan: &ShapePlan, len: usize) -> u64 {
         ShapeKernel::RowsWarp => len.div_ceil(split.max(1)) + u64::from(split.max(1).ilog2()) + 2,
         ShapeKernel::RowsBlock => len.div_ceil(block) + tree + 2,
         ShapeKernel::RowsSplit => len.div_ceil(block * split) + 2 * tree + split + 2,
-        ShapeKernel::Columns => len.div_ceil(split) + split,
+        // A thread walks its band's rows `rows_per_step` apart, and the largest band (whole
+        // runs of `rows_per_step × LOADS_IN_FLIGHT` rows, the last with the rows past them)
+        // holds at most two runs more than an even share; then the row offsets' tree and the
+        // bands.
+        ShapeKernel::Columns => {
+            let runs = 2 * kernels_gpu::shapes::columns::LOADS_IN_FLIGHT as u64;
+            len.div_ceil(split.max(1)) + runs + tree + split
+        }
     }
 }
 

@@ -550,12 +550,13 @@ fn rows_in_the_reproducible_mode_run_the_reproducible_row_kernels() {
         (false, "reproducible_rows_split_f32_sum"),
         (true, "reproducible_columns_f32_sum"),
     ] {
+        // Two rows of 80 KB: long enough to be cut over blocks (`SPLIT_ROW_BYTES`).
         let mut args = vec![
             "v8",
             "--rows",
-            "7",
+            "2",
             "--n",
-            "7007",
+            "40000",
             "--backend",
             "sim",
             "--reproducible",

@@ -18,7 +18,7 @@
 //! | v8's head stops one element short | the result check at the misaligned starts of `common::boundaries()` |
 //! | v8's grid-stride remainder loop runs once (`if` for `while`) | the result check at the sizes of `common::boundaries()` just past a grid stride |
 //! | `rows_split`'s pieces drop the row's last `len % split` elements | `run_and_check`, on a row split over several blocks |
-//! | `columns`' bands drop the last `rows % split` rows | `run_and_check`, on columns in several bands |
+//! | `columns`' last band drops the rows past its last whole run | `run_and_check`, on columns in several bands |
 //! | v8 without the fence before its ticket | the simulator: `GlobalRace` |
 //! | v8 without the barrier before the ticket is read | the simulator: `UninitializedSharedRead` |
 //!
@@ -471,9 +471,10 @@ fn rows_split_whose_pieces_drop_elements_fails_run_and_check() {
 
 #[test]
 fn columns_whose_bands_drop_rows_fail_run_and_check() {
-    // A shape of the shapes table: 70 columns of 301 rows, in 10 bands on the simulated GPU.
+    // 70 columns of 1001 rows: 3 tiles × 2 bands on the simulated GPU, and the copy's runs of
+    // 8 rows leave one row past the last of them.
     let spec = ShapeSpec::Columns {
-        rows: 301,
+        rows: 1001,
         cols: 70,
     };
     let name = "columns_f32_sum";
@@ -483,7 +484,7 @@ fn columns_whose_bands_drop_rows_fail_run_and_check() {
     ] {
         let (kernel, split, failed, _) = shape_sum(&reducer, &spec);
         assert_eq!((kernel, failed), (ShapeKernel::Columns, 0));
-        assert!(split > 1 && 301 % split != 0);
+        assert!(split > 1);
     }
     let broken = columns_entry::<f32, Sum, BANDS_DROP_REMAINDER>;
     let (_, _, failed, first) = shape_sum(&planted(Schedule::InOrder, name, broken), &spec);

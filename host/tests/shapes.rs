@@ -13,10 +13,10 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use reduce_rs::{Reducer, Schedule};
 
 /// Shapes that reach every kernel on the simulated GPU (2 SMs: 8 blocks of 512 threads or 16
-/// of 256 run at once; fewer than 4 rows are split): empty ones, a warp or a few lanes per row,
-/// a block per row, a row split over blocks, columns in one band and in several (with vector
-/// loads where the rows start on 16-byte boundaries, scalar ones where they do not), ragged
-/// segments of short and of long rows.
+/// of 256 run at once; fewer than 4 rows of more than 64 KiB are split): empty ones, a warp or
+/// a few lanes per row, a block per row, a row split over blocks, columns in one band and in
+/// several (with vector loads where the rows start on 16-byte boundaries, scalar ones where
+/// they do not), ragged segments of short and of long rows.
 fn shapes() -> Vec<(&'static str, ShapeSpec)> {
     vec![
         ("rows_0x0", ShapeSpec::Rows { rows: 0, cols: 0 }),
@@ -68,8 +68,9 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
             },
         ),
         ("columns_0x5", ShapeSpec::Columns { rows: 0, cols: 5 }),
-        // Wide tiles: 32 groups of columns (1024 f32), whose row offsets meet through one
-        // carrier per thread of row offset 0.
+        // Wide tiles: 32 groups of columns (1024 f32), where every thread is a carrier and
+        // the threads of row offset 0 add up their group's; in one band, and (700 rows: 8
+        // tiles × 2 bands of whole runs, the last with 60 rows past them) in several.
         (
             "columns_40x1024",
             ShapeSpec::Columns {
@@ -77,7 +78,15 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: 1024,
             },
         ),
-        // Whole vectors per row for every type (64 columns), in several bands.
+        (
+            "columns_700x1024",
+            ShapeSpec::Columns {
+                rows: 700,
+                cols: 1024,
+            },
+        ),
+        // Whole vectors per row for every type (64 columns), in 2 tiles; in several bands
+        // for the 8-byte types.
         (
             "columns_700x64",
             ShapeSpec::Columns {

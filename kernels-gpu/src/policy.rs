@@ -256,7 +256,7 @@ pub enum ShapeGrid {
     /// Rows × blocks per row: as many as fill the GPU in one wave, at least a vector per
     /// thread each, and long rows in tiles over several waves (the host's planner).
     BlocksPerRow,
-    /// Tiles of columns × bands of rows, as many bands as fill the GPU in one wave.
+    /// Tiles of columns × bands of whole runs of rows: a few runs per band, within one wave.
     ColumnTilesAndBands,
 }
 

@@ -7,7 +7,7 @@
 //! | kernel | for | each |
 //! |---|---|---|
 //! | [`rows_warp`] | short rows (up to a few KiB) | warp reduces one row |
-//! | [`rows_block`] | long rows, many of them | block reduces one row |
+//! | [`rows_block`] | long rows, many of them; few rows up to 64 KiB | block reduces one row |
 //! | [`rows_split`] | long rows, few of them | row is cut over several blocks |
 //! | [`columns`] | columns of a row-major matrix | thread walks down one column |
 //!

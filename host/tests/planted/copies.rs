@@ -11,6 +11,7 @@ use kernels_gpu::device::{
 use kernels_gpu::element::{Element, Vector16};
 use kernels_gpu::ops::{Reduction, fold};
 use kernels_gpu::params::{Launch, Scratch, Segments};
+use kernels_gpu::shapes::columns as columns_kernel;
 
 pub type Bug = u8;
 pub const NO_BUG: Bug = 0;
@@ -266,9 +267,11 @@ fn rows_split<T: Element, R: Reduction<T>, const BUG: Bug>(
 }
 
 /// `reduce_columns` of `shapes/columns.rs` (256 threads) as it reads rows that do not start on
-/// 16-byte boundaries: one column per thread per 256, scalar loads. The real kernel takes this
-/// path for the 70 `f32` columns below (no whole number of vectors per row), and for at most
-/// 256 columns its tile holds them all, as this copy's does.
+/// 16-byte boundaries, simplified: one column per thread per 256, one row per step, scalar
+/// loads. The real kernel takes the scalar path for the 70 `f32` columns below (no whole number
+/// of vectors per row) in 3 tiles of 32 columns; this copy's first tile holds all 70 (its other
+/// tiles' blocks find no column), with the real kernel's bands (`band_rows`) of its one row per
+/// step.
 fn columns<T: Element, R: Reduction<T>, const BUG: Bug>(
     input: GlobalSlice<T>,
     cols: usize,
@@ -289,10 +292,13 @@ fn columns<T: Element, R: Reduction<T>, const BUG: Bug>(
     );
     let column = tile * BLOCK as usize + tid;
     let (first_row, end_row) = if BUG == BANDS_DROP_REMAINDER {
-        // The bug: every band `rows / split` rows: the last `rows % split` rows are in no band.
-        (band * (rows / split), (band + 1) * (rows / split))
+        // The bug: the last band, too, ends on its last whole run of rows, so the rows past
+        // the last whole run are in no band.
+        let run = columns_kernel::LOADS_IN_FLIGHT;
+        let runs = rows / run;
+        (band * runs / split * run, (band + 1) * runs / split * run)
     } else {
-        (band * rows / split, (band + 1) * rows / split)
+        columns_kernel::band_rows(band, split, rows, 1)
     };
 
     if column < cols {

@@ -56,22 +56,25 @@ const MAX_LANES: usize = 8;
 /// The most groups of columns one tile spans: 256 `f32` columns, a warp reading 512 bytes of a
 /// row and a block 4 rows at a time. Wider tiles made too few blocks for a square matrix (4096²
 /// `f32` on the H100, mean of two rounds: 4 tiles × 32 bands = 128 blocks, 37.5 µs; tiles of 64
-/// groups, 16 × 33 = 528 blocks, 32.7 µs; 16384 rows × 1024 columns 73.7 → 35.1 µs), and each
-/// thread of a tile's last block added up 32 bands per column where it now adds about 8. The
-/// reproducible twin (`reproducible::columns`) tiles with the same function.
+/// groups, 16 × 33 = 528 blocks then, 32.7 µs; 16384 rows × 1024 columns 73.7 → 35.1 µs), and
+/// each thread of a tile's last block added up 32 bands per column where it now adds about 8.
+/// Narrower matrices get narrower tiles ([`groups_per_tile`]). The reproducible twin
+/// (`reproducible::columns`) tiles with the same function.
 pub const MAX_TILE_GROUPS: usize = 64;
 
 /// Groups of columns (one vector's worth each) a block of `block` threads covers for a matrix
 /// of `cols` columns of `element`-byte elements: all of them up to `block` and
 /// [`MAX_TILE_GROUPS`], but at most `√(8 · groups)`, so that a wave of about 256 blocks still
 /// has every tile's last block add up about 8 bands per thread (tiles × bands = 256 with bands
-/// = 8 × rows per step gives tile² ≤ 8 × groups for a block of 256). Measured on the H100, the
-/// bands of whole runs in both (`docs/runs/2026-11-26/`, calls 2 and 3, µs): 16384 rows × 1024
-/// `f32` columns in tiles of 64 groups (4 tiles, whose last blocks added 128 bands each) 35.2,
-/// of 32 groups 31.7; 65536 × 256 in one tile of 64 groups (128 blocks) 37.8, in four of 16
-/// 31.4; but 2048² in tiles of 64 groups 14.5, of 32 15.4, hence 8 and not 4 × groups. Powers
-/// of two, so that the rows a block walks at once (`block / groups`) are a whole number. The
-/// host plans the tiles with the same function.
+/// = 8 × rows per step gives tile² ≤ 8 × groups for a block of 256). Measured on the H100 in
+/// one call (`docs/runs/2026-11-26/call3_cols_*`, µs, the previous tiles and bands against
+/// these tiles and the bands of whole runs): 16384 rows × 1024 `f32` columns in tiles of 64
+/// groups (4 tiles, whose last blocks added 128 bands each) 35.0, of 32 groups 31.7; 65536 ×
+/// 256 in one tile of 64 groups (128 blocks) 37.4, in four of 16 31.4 (the bands alone had
+/// left them at 35.2 and 37.8 in call 2; call 3 had the first cut below, which tiles both
+/// alike). That first cut, tile² ≤ 4 × groups, also gave 2048² tiles of 32 groups and cost it
+/// 14.5 → 15.4, hence 8. Powers of two, so that the rows a block walks at once (`block /
+/// groups`) are a whole number. The host plans the tiles with the same function.
 #[inline(always)]
 pub const fn groups_per_tile(cols: usize, element: usize, block: u32) -> usize {
     let total = cols.div_ceil(elements_per_vector(element));

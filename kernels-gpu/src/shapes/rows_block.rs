@@ -1,7 +1,9 @@
 //! # Rows, a block each: long rows, many of them
 //!
 //! Reduces every row (segment) to one result, for rows long enough to keep a whole block busy
-//! and numerous enough to fill the GPU with blocks. Each block takes one row at a time and
+//! and numerous enough to fill the GPU with blocks, and for a few rows too short to be worth
+//! cutting over several blocks (`rows_split`'s hand-over costs more than it saves up to 64
+//! KiB). Each block takes one row at a time and
 //! reduces it as v8 reduces a whole input — 16-byte loads, several in flight per thread, then
 //! shuffles within each warp and once more across the warps — and thread 0 writes the row's
 //! result. No block hands anything to another, so there is no fence, ticket or second pass.

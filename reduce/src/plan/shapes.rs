@@ -50,8 +50,8 @@ pub const SPLIT_MIN_VECTORS: usize = 1;
 /// threads reads such a row in a few groups of loads, and `RowsSplit`'s hand-over costs more
 /// than it saves. Measured on the H100 (f32 sums, µs, a block each / split): 64 × 512 4.1 /
 /// 6.4, 64 × 4096 4.5 / 6.9, 16 × 16384 (64 KiB) 5.9 / 7.0, but 8 × 65536 (256 KiB) 11.9 /
-/// 7.4, and a 250 KiB vocabulary row 23.2 / 8.0 (`docs/runs/2026-11-26/`); the reproducible
-/// twins alike (64 KiB: 9.9 / 17.0; 256 KiB: 21.5 / 17.7).
+/// 7.4; the argmax of one 250 KiB bf16 vocabulary row 23.2 / 8.0 (`docs/runs/2026-11-26/`);
+/// the reproducible twins alike (64 KiB: 9.9 / 17.0; 256 KiB: 21.5 / 17.7).
 pub const SPLIT_ROW_BYTES: usize = 64 * 1024;
 
 /// Rows of at most this many bytes go to a warp (or a group of its lanes) each in the
@@ -530,6 +530,32 @@ mod tests {
             plan_shape(&Shape::segments(&offsets), F32, h100).kernel,
             ShapeKernel::RowsWarp
         );
+    }
+
+    #[test]
+    fn columns_are_planned_by_the_measured_rules() {
+        // The H100's wave of `columns_f32_sum` (62 registers: 4 blocks of 256 per SM).
+        let wave = |_| 528;
+        let plan = |rows, cols, sizes| {
+            let plan = plan_shape(&Shape::columns(rows, cols), sizes, wave);
+            (plan.counters, plan.split)
+        };
+        let bf16 = Sizes {
+            element: 2,
+            accumulator: 4,
+        };
+        // (tiles, bands): four runs per band within one wave.
+        assert_eq!(plan(4096, 4096, F32), (16, 32));
+        assert_eq!(plan(1 << 20, 8, F32), (1, 256));
+        assert_eq!(plan(16384, 1024, F32), (8, 64)); // tiles of 32 groups (√(8 · 256))
+        assert_eq!(plan(65536, 256, F32), (4, 128)); // tiles of 16 groups (√(8 · 64))
+        assert_eq!(plan(262144, 64, F32), (2, 256));
+        // Two runs per band where four would leave under a block per SM.
+        assert_eq!(plan(2048, 2048, F32), (8, 32));
+        assert_eq!(plan(1 << 20, 2, F32), (1, 256));
+        // More runs per band where four would pass one wave.
+        assert_eq!(plan(8192, 8192, F32), (32, 16));
+        assert_eq!(plan(8192, 8192, bf16), (16, 32));
     }
 
     #[test]
