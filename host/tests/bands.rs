@@ -1,0 +1,67 @@
+//! Column reductions with more bands than whole runs of rows, on the simulator: the planner
+//! never asks for them (its bands hold whole runs), but `bench --shapes … --splits` does, and
+//! then the first bands of a tile hold no rows (`kernels_gpu::shapes::columns::band_rows`).
+//! Each launch is the planner's with its split replaced, run as the library would run it; every
+//! column's sum (small integers: exact in any order) is checked, in the plain and the
+//! reproducible mode.
+
+use reduce_rs::backend::sim::Sim;
+use reduce_rs::ops::Sum;
+use reduce_rs::plan::{Job, SegmentOffsets, Sizes, Work, reproducible};
+use reduce_rs::{DType, Reducer, Schedule, Shape};
+
+/// Column sums of `rows × cols` small integers, with `split` bands instead of the planner's.
+fn column_sums(rows: usize, cols: usize, split: usize, reproducible_mode: bool) -> Vec<f32> {
+    let input: Vec<f32> = (0..rows * cols).map(|i| (i % 7) as f32 - 3.0).collect();
+    let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
+    let shape = Shape::columns(rows, cols);
+    let (plan, kernel) = reducer.plan_each::<f32, Sum>(&shape);
+    let plan = plan.with_split(split).expect("a free split");
+    let sizes = if reproducible_mode {
+        reproducible::sizes(DType::F32)
+    } else {
+        Sizes::of::<f32, Sum>()
+    };
+    let job = Job {
+        kernel,
+        len: input.len(),
+        result_bytes: size_of::<f32>(),
+        work: Work::Shape {
+            plan,
+            sizes,
+            offsets: SegmentOffsets::None,
+            segments: cols,
+            segment_len: rows,
+            results: cols,
+        },
+    };
+    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let out = Sim::new(Schedule::InOrder)
+        .run(&job, &bytes)
+        .expect("the simulator runs the launch");
+    out.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+fn expected(rows: usize, cols: usize) -> Vec<f32> {
+    (0..cols)
+        .map(|c| (0..rows).map(|r| ((r * cols + c) % 7) as f32 - 3.0).sum())
+        .collect()
+}
+
+#[test]
+fn bands_beyond_the_whole_runs_hold_no_rows_and_lose_none() {
+    // 64 f32 columns: 2 tiles of 8 groups, 32 rows per step, runs of 256 rows. 700 rows are
+    // 2 whole runs and 188 rows past them: of 5 bands, three hold no rows.
+    for reproducible_mode in [false, true] {
+        for (rows, cols, split) in [(700, 64, 5), (700, 64, 2), (100, 64, 3), (300, 24, 7)] {
+            let got = column_sums(rows, cols, split, reproducible_mode);
+            assert_eq!(
+                got,
+                expected(rows, cols),
+                "{rows} x {cols} in {split} bands (reproducible: {reproducible_mode})"
+            );
+        }
+    }
+}
