@@ -96,15 +96,24 @@ pub const fn groups_per_tile(cols: usize, element: usize, block: u32) -> usize {
 /// (4 rows in flight) walks the same bands.
 #[inline(always)]
 pub const fn band_rows(band: usize, split: usize, rows: usize, rows_per_step: usize) -> (usize, usize) {
-    // Never 0 (the kernels' `rows_per_step` and `split` are at least 1); saying so spares the
-    // kernels a division check, which would pull in a panic.
-    let run = rows_per_step * LOADS_IN_FLIGHT;
-    let run = if run == 0 { 1 } else { run };
+    let (run, runs) = whole_runs(rows, rows_per_step);
+    // Never 0 (the kernels' `split` is at least 1); saying so spares the kernels a division
+    // check, which would pull in a panic.
     let split = if split == 0 { 1 } else { split };
-    let runs = rows / run;
     let start = band * runs / split * run;
     let end = if band + 1 >= split { rows } else { (band + 1) * runs / split * run };
     (start, end)
+}
+
+/// The rows of one run for a block that walks `rows_per_step` rows at a time, and how many
+/// whole runs `rows` holds: what [`band_rows`] cuts into bands, and the host plans them by.
+#[inline(always)]
+pub const fn whole_runs(rows: usize, rows_per_step: usize) -> (usize, usize) {
+    // Never 0 (the kernels' `rows_per_step` is at least 1); saying so spares the kernels a
+    // division check, which would pull in a panic.
+    let run = rows_per_step * LOADS_IN_FLIGHT;
+    let run = if run == 0 { 1 } else { run };
+    (run, rows / run)
 }
 
 /// Accumulators of shared memory a block of `block` threads needs (one per thread and lane),

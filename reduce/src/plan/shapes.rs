@@ -392,7 +392,7 @@ pub(crate) fn plan_layout(
             // Bands of `RUNS_PER_BAND` runs each (fewer where that leaves too few blocks); more
             // where the grid would pass one wave, or where the tile's last block would add up
             // more than `MAX_BANDS_PER_THREAD` bands per thread.
-            let runs = (rows / (rows_per_step * columns::LOADS_IN_FLIGHT)).max(1);
+            let runs = columns::whole_runs(rows, rows_per_step).1.max(1);
             let wave = resident(kernel).max(1) as usize;
             let runs_per_band = if runs.div_ceil(RUNS_PER_BAND) * tiles >= wave / 4 {
                 RUNS_PER_BAND
