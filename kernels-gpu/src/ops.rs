@@ -47,6 +47,20 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     fn vector(vector: T::Vector16, first: usize) -> Self::Acc {
         vector.tree(first, Self::lift, Self::combine)
     }
+    /// A group of `K` vectors (4 or 8: a thread's loads in flight) folded into `running`:
+    /// vector `k`'s first element has index `first(k)`, and every element comes after all
+    /// that `running` has seen. Each vector's lanes as a tree ([`vector`](Reduction::vector)),
+    /// the vectors' values as a tree, then [`accumulate`](Reduction::accumulate); max, min and
+    /// the arg operators skip that where the element type finds the group's extreme key fast
+    /// ([`Element::largest_key`]).
+    #[inline(always)]
+    fn accumulate_group<const K: usize>(
+        running: Self::Running,
+        vectors: &[T::Vector16; K],
+        first: impl Fn(usize) -> usize,
+    ) -> Self::Running {
+        group_tree::<T, Self, K>(running, vectors, first)
+    }
     /// The result over `count` elements whose accumulator is `acc`.
     fn finish(acc: Self::Acc, count: usize) -> Self::Out;
     /// What the row and segment kernels write for an empty row: `0` for sums, NaN for means,
@@ -59,6 +73,29 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     const START: Self::Running;
     fn accumulate(running: Self::Running, acc: Self::Acc) -> Self::Running;
     fn settle(running: Self::Running) -> Self::Acc;
+}
+
+/// [`Reduction::accumulate_group`] lane by lane: each vector a tree, the vectors a tree.
+#[inline(always)]
+fn group_tree<T: Element, R: Reduction<T>, const K: usize>(
+    running: R::Running,
+    vectors: &[T::Vector16; K],
+    first: impl Fn(usize) -> usize,
+) -> R::Running {
+    const { assert!(K == 4 || K == 8, "a group is four or eight vectors") };
+    let value = |k: usize| R::vector(vectors[k], first(k));
+    let quad = |k: usize| {
+        R::combine(
+            R::combine(value(k), value(k + 1)),
+            R::combine(value(k + 2), value(k + 3)),
+        )
+    };
+    let group = if K == 8 {
+        R::combine(quad(0), quad(4))
+    } else {
+        quad(0)
+    };
+    R::accumulate(running, group)
 }
 
 /// The operators of the teaching versions v0–v7: the accumulator is the element itself, so
@@ -197,6 +234,19 @@ impl<T: Element> Reduction<T> for Min {
     fn vector(vector: T::Vector16, _first: usize) -> T {
         T::from_key(vector.best_lane(T::key_nan_low, |a, b| a < b).1)
     }
+    /// The group's smallest key, where the element type finds it fast, is its minimum.
+    #[inline(always)]
+    fn accumulate_group<const K: usize>(
+        running: T,
+        vectors: &[T::Vector16; K],
+        first: impl Fn(usize) -> usize,
+    ) -> T {
+        match T::smallest_key(vectors) {
+            Some(key) if key < running.key_nan_low() => T::from_key(key),
+            Some(_) => running,
+            None => group_tree::<T, Self, K>(running, vectors, first),
+        }
+    }
     #[inline(always)]
     fn finish(acc: T, _count: usize) -> T {
         acc
@@ -225,6 +275,19 @@ impl<T: Element> Reduction<T> for Max {
     #[inline(always)]
     fn vector(vector: T::Vector16, _first: usize) -> T {
         T::from_key(vector.best_lane(T::key_nan_high, |a, b| a > b).1)
+    }
+    /// The group's largest key, where the element type finds it fast, is its maximum.
+    #[inline(always)]
+    fn accumulate_group<const K: usize>(
+        running: T,
+        vectors: &[T::Vector16; K],
+        first: impl Fn(usize) -> usize,
+    ) -> T {
+        match T::largest_key(vectors) {
+            Some(key) if key > running.key_nan_high() => T::from_key(key),
+            Some(_) => running,
+            None => group_tree::<T, Self, K>(running, vectors, first),
+        }
     }
     #[inline(always)]
     fn finish(acc: T, _count: usize) -> T {
@@ -286,8 +349,33 @@ fn arg_winner<T: Element>(
     }
 }
 
+/// The first lane of `vectors` whose key is `key`: its vector and its lane in that vector.
+/// Keys are compared, lane by lane, and nothing else is kept: the group's best is known.
+#[inline(always)]
+fn first_lane_with_key<T: Element, const K: usize>(
+    vectors: &[T::Vector16; K],
+    key_of: impl Fn(T) -> T::Key,
+    key: T::Key,
+) -> (usize, usize) {
+    let lanes = <T::Vector16 as Vector16<T>>::LANES;
+    // From the last lane to the first, each match replacing: the first match is what stays.
+    let mut found = 0;
+    let mut k = K;
+    while k > 0 {
+        k -= 1;
+        let mut lane = lanes;
+        while lane > 0 {
+            lane -= 1;
+            if key_of(vectors[k].lanes()[lane]) == key {
+                found = k * lanes + lane;
+            }
+        }
+    }
+    (found / lanes, found % lanes)
+}
+
 macro_rules! arg_op {
-    ($op:ident, $name:literal, $identity:ident, $key:ident, $better:expr) => {
+    ($op:ident, $name:literal, $identity:ident, $key:ident, $best:ident, $better:expr) => {
         impl<T: Element> Reduction<T> for $op {
             const NAME: &'static str = $name;
             type Acc = Arg<T>;
@@ -318,6 +406,30 @@ macro_rules! arg_op {
                     value: T::from_key(key),
                 }
             }
+            /// Where the element type finds the group's best key fast: a group that does not
+            /// beat the running best is skipped (its elements come later, so a tie loses too),
+            /// and one that does is searched for the first lane with that key, comparing keys
+            /// only. Until the first element any group wins (the identity has no index).
+            #[inline(always)]
+            fn accumulate_group<const K: usize>(
+                running: Arg<T>,
+                vectors: &[T::Vector16; K],
+                first: impl Fn(usize) -> usize,
+            ) -> Arg<T> {
+                match T::$best(vectors) {
+                    Some(key)
+                        if running.index == NO_INDEX || $better(key, running.value.$key()) =>
+                    {
+                        let (k, lane) = first_lane_with_key(vectors, T::$key, key);
+                        Arg {
+                            index: (first(k) + lane) as u64,
+                            value: T::from_key(key),
+                        }
+                    }
+                    Some(_) => running,
+                    None => group_tree::<T, Self, K>(running, vectors, first),
+                }
+            }
             #[inline(always)]
             fn finish(acc: Arg<T>, _count: usize) -> Arg<T> {
                 acc
@@ -327,8 +439,22 @@ macro_rules! arg_op {
         }
     };
 }
-arg_op!(ArgMin, "argmin", HIGHEST, key_nan_low, |a, b| a < b);
-arg_op!(ArgMax, "argmax", LOWEST, key_nan_high, |a, b| a > b);
+arg_op!(
+    ArgMin,
+    "argmin",
+    HIGHEST,
+    key_nan_low,
+    smallest_key,
+    |a, b| a < b
+);
+arg_op!(
+    ArgMax,
+    "argmax",
+    LOWEST,
+    key_nan_high,
+    largest_key,
+    |a, b| a > b
+);
 
 #[cfg(test)]
 mod tests {
@@ -433,6 +559,54 @@ mod tests {
         assert!(max.is_nan());
         let min = <Min as Reduction<f32>>::vector(crate::element::Lanes([0.0, -0.0, 1.0, 2.0]), 0);
         assert!(min == 0.0 && min.is_sign_negative());
+    }
+
+    /// A thread's loop over groups of four vectors (as v8's) through `accumulate_group`
+    /// (which skips groups and searches lanes by the group's best key, where the type finds
+    /// it fast) against the same loop through the lane-by-lane tree.
+    fn groups_agree_with_the_tree<T, R>(of_bits: fn(u16) -> T)
+    where
+        T: Element<Vector16 = crate::element::Lanes<T, 8>>,
+        R: Reduction<T>,
+    {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        for round in 0..2000 {
+            // The same two classes for the whole input every other round (ties with the
+            // running best and with the identity: all -inf, both zeros), else new ones for
+            // each group.
+            let mut shared = [0; 2];
+            let groups: [[crate::element::Lanes<T, 8>; 4]; 4] = core::array::from_fn(|g| {
+                let fixed = round % 2 == 0 && g > 0;
+                crate::element::tests::half_group(&mut seed, &mut shared, fixed)
+                    .map(|lanes| crate::element::Lanes(lanes.map(of_bits)))
+            });
+            let (mut tree, mut grouped) = (R::START, R::START);
+            for (g, group) in groups.iter().enumerate() {
+                let first = |k: usize| (4 * g + k) * 8;
+                tree = group_tree::<T, R, 4>(tree, group, first);
+                grouped = R::accumulate_group(grouped, group, first);
+            }
+            let (tree, grouped) = (R::settle(tree), R::settle(grouped));
+            assert_eq!(
+                tree.to_words().as_ref(),
+                grouped.to_words().as_ref(),
+                "{}",
+                R::NAME
+            );
+        }
+    }
+
+    #[test]
+    fn groups_by_their_best_key_agree_with_the_lane_by_lane_tree() {
+        use crate::element::{Bf16, F16};
+        groups_agree_with_the_tree::<Bf16, ArgMax>(Bf16);
+        groups_agree_with_the_tree::<Bf16, ArgMin>(Bf16);
+        groups_agree_with_the_tree::<Bf16, Max>(Bf16);
+        groups_agree_with_the_tree::<Bf16, Min>(Bf16);
+        groups_agree_with_the_tree::<F16, ArgMax>(F16);
+        groups_agree_with_the_tree::<F16, ArgMin>(F16);
+        groups_agree_with_the_tree::<F16, Max>(F16);
+        groups_agree_with_the_tree::<F16, Min>(F16);
     }
 
     #[test]

@@ -73,6 +73,51 @@ fn f16_to_f32(bits: u16) -> f32 {
     f16_bits_to_f32(bits)
 }
 
+/// Two lanes' order keys at a time: `float_key!` on both halves of a 32-bit word (a negative
+/// number's bits flipped, a positive number's sign bit set), in five integer instructions.
+#[inline(always)]
+fn packed_keys(word: u32) -> u32 {
+    let signs = word & 0x8000_8000;
+    // 0x7fff in each half whose sign is set (no borrow crosses the halves), then the sign bits.
+    word ^ ((signs - (signs >> 15)) | 0x8000_8000)
+}
+
+/// The extreme keys of every lane of `vectors`, two lanes per word: the largest and the
+/// smallest (`float_key!`, so `-0.0 < +0.0`), and whether any lane is a NaN (whose magnitude
+/// lies beyond `infinity`'s). Integer instructions only, so every GPU the PTX targets runs
+/// them (the packed float `max.NaN.bf16x2` needs sm_80), and the simulator runs the same code.
+#[inline(always)]
+fn packed_key_extremes<V, const K: usize>(
+    vectors: &[V; K],
+    words: impl Fn(&V) -> [u32; 4],
+    infinity: u16,
+) -> (u32, u32, bool) {
+    // A magnitude beyond the infinity's carries into the half's top bit.
+    let carry_past_infinity = u32::from(0x7fff - infinity) * 0x0001_0001;
+    // The top halves are ordered by the whole words; the bottom halves on their own.
+    let (mut top_max, mut top_min, mut bottom_max, mut bottom_min) = (0, u32::MAX, 0, 0xffff);
+    let mut beyond = 0;
+    let mut k = 0;
+    while k < K {
+        let words = words(&vectors[k]);
+        let mut pair = 0;
+        while pair < 4 {
+            let word = words[pair];
+            let keys = packed_keys(word);
+            top_max = top_max.max(keys);
+            top_min = top_min.min(keys);
+            bottom_max = bottom_max.max(keys & 0xffff);
+            bottom_min = bottom_min.min(keys & 0xffff);
+            beyond |= (word & 0x7fff_7fff) + carry_past_infinity;
+            pair += 1;
+        }
+        k += 1;
+    }
+    let largest = (top_max >> 16).max(bottom_max);
+    let smallest = (top_min >> 16).min(bottom_min);
+    (largest, smallest, beyond & 0x8000_8000 != 0)
+}
+
 macro_rules! half_element {
     ($t:ident, $name:literal, $lowest:literal, $highest:literal, $exponent_mask:literal) => {
         impl Element for $t {
@@ -116,6 +161,29 @@ macro_rules! half_element {
             fn from_key(key: u32) -> Self {
                 // The NaN keys (0 and u32::MAX) map to the NaNs 0xffff and 0x7fff.
                 $t(float_from_key!(key as u16, u16))
+            }
+            /// The largest key of the lanes, from their packed keys; a NaN's is `u32::MAX`.
+            #[inline(always)]
+            fn largest_key<const K: usize>(vectors: &[Lanes<$t, 8>; K]) -> Option<u32> {
+                let (largest, _, nan) = packed_key_extremes(vectors, Self::words, $exponent_mask);
+                Some(if nan { u32::MAX } else { largest })
+            }
+            /// The smallest key of the lanes; a NaN's is `0`.
+            #[inline(always)]
+            fn smallest_key<const K: usize>(vectors: &[Lanes<$t, 8>; K]) -> Option<u32> {
+                let (_, smallest, nan) = packed_key_extremes(vectors, Self::words, $exponent_mask);
+                Some(if nan { 0 } else { smallest })
+            }
+        }
+
+        impl $t {
+            /// A vector's lanes as four words of two lanes each, the first in the low half (as
+            /// in memory): the registers the vector was loaded into.
+            #[inline(always)]
+            fn words(vector: &Lanes<$t, 8>) -> [u32; 4] {
+                // SAFETY: `Lanes<$t, 8>` is sixteen bytes of plain bits (eight `u16`s in
+                // `repr(C)`), and any sixteen bytes are four `u32`s.
+                unsafe { core::mem::transmute::<Lanes<$t, 8>, [u32; 4]>(*vector) }
             }
         }
     };

@@ -53,4 +53,4 @@ pub use traits::{Accumulator, Element, Key, Value, Words};
 pub use vector::{Lanes, Vector16};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -96,3 +96,65 @@ fn compensated_sums_keep_what_plain_sums_lose() {
     let zeros = (0..3).fold(f32::START, |r, _| f32::accumulate(r, -0.0));
     assert!(f32::settle(zeros).is_sign_negative());
 }
+
+/// Bit patterns of every class a 16-bit float has: zeros of both signs, subnormals, the
+/// smallest normal, ordinary values, the largest finite, infinities, the NaNs nearest the
+/// infinities and NaNs of both signs (in `f16` or `bf16` terms: `0x7f80` is `bf16`'s `+inf`
+/// and an `f16` NaN).
+const HALF_CLASSES: [u16; 18] = [
+    0x0000, 0x8000, 0x0001, 0x8001, 0x0080, 0x3c00, 0xbc00, 0x3f80, 0xbf80, 0x7bff, 0xfbff, 0x7c00,
+    0xfc00, 0x7c01, 0x7f80, 0xff80, 0x7f81, 0xffc1,
+];
+
+/// A little xorshift: arbitrary numbers, the same on every run.
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+/// Four vectors of eight 16-bit lanes, drawn so that ties and lone extremes are common: lanes
+/// from all the classes would nearly always hold a NaN. `shared` (updated here unless `fixed`)
+/// holds two classes; even draws take each lane from either, odd draws take the first for
+/// every lane but one, anywhere in the group, which takes the second.
+pub(crate) fn half_group(seed: &mut u64, shared: &mut [u16; 2], fixed: bool) -> [[u16; 8]; 4] {
+    if !fixed {
+        *shared = [0, 1].map(|_| HALF_CLASSES[(next(seed) % 18) as usize]);
+    }
+    let [first, second] = *shared;
+    if next(seed).is_multiple_of(2) {
+        core::array::from_fn(|_| core::array::from_fn(|_| shared[(next(seed) % 2) as usize]))
+    } else {
+        let mut group = [[first; 8]; 4];
+        let lone = (next(seed) % 32) as usize;
+        group[lone / 8][lone % 8] = second;
+        group
+    }
+}
+
+/// The packed keys' extremes are the extreme keys of the lanes, NaNs included.
+fn packed_extremes_are_the_extreme_keys<
+    T: Element<Key = u32, Vector16 = Lanes<T, 8>> + core::fmt::Debug,
+>(
+    of_bits: fn(u16) -> T,
+) {
+    let mut seed = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..8000 {
+        let vectors = half_group(&mut seed, &mut [0; 2], false).map(|v| Lanes(v.map(of_bits)));
+        let lanes = || vectors.iter().flat_map(|vector| vector.0);
+        let high = lanes().map(T::key_nan_high).max();
+        let low = lanes().map(T::key_nan_low).min();
+        let shown: std::vec::Vec<_> = lanes().collect();
+        assert_eq!(T::largest_key(&vectors), high, "{shown:?}");
+        assert_eq!(T::smallest_key(&vectors), low, "{shown:?}");
+    }
+}
+
+#[test]
+fn the_16_bit_floats_find_a_groups_extreme_keys_two_lanes_at_a_time() {
+    packed_extremes_are_the_extreme_keys(F16);
+    packed_extremes_are_the_extreme_keys(Bf16);
+    // Other types look at each lane.
+    assert_eq!(f32::largest_key(&[Lanes([1.0f32; 4])]), None);
+}

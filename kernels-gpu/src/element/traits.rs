@@ -44,6 +44,20 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     fn from_key(key: Self::Key) -> Self;
     /// Sixteen bytes of consecutive elements: what one vector load brings in.
     type Vector16: Vector16<Self>;
+    /// The largest [`key_nan_high`](Element::key_nan_high) of the lanes of `vectors`, where
+    /// the type finds it faster than lane by lane (the 16-bit floats: two lanes an
+    /// instruction), else `None`. Max and argmax skip, on its word, the groups of vectors that
+    /// cannot beat a thread's running best ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)).
+    #[inline(always)]
+    fn largest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
+        None
+    }
+    /// The smallest [`key_nan_low`](Element::key_nan_low) of the lanes of `vectors`, or
+    /// `None`: [`largest_key`](Element::largest_key)'s twin for min and argmin.
+    #[inline(always)]
+    fn smallest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
+        None
+    }
 }
 
 /// An order key: `u32` or `u64`.

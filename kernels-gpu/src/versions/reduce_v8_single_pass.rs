@@ -11,6 +11,10 @@
 //!   combined as a tree and then added to the thread's running value (for float sums with
 //!   Neumaier's compensation), so a thread that adds tens of thousands of elements is as
 //!   accurate as a tree over them, at no cost a memory-bound kernel would notice.
+//! - **Groups that cannot win are skipped.** For max, min and the arg operators on the 16-bit
+//!   floats, a thread first finds a group's best key with integer instructions on two lanes
+//!   at a time (no indices, no NaN branches), and looks for its lane only when it beats the
+//!   running best: after the first few groups, rarely ([`Reduction::accumulate_group`]).
 //! - **One launch.** Every block writes its partial, then `thread_fence()` and an atomic
 //!   ticket; the block that draws the last ticket knows all partials are visible and reduces
 //!   them itself (CUDA's "threadFenceReduction" pattern). No second kernel, no host round trip.
@@ -81,19 +85,7 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
     let in_flight = VECTORS_IN_FLIGHT * threads;
     while vector + in_flight - threads < vectors.len() {
         let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        let value = |k: usize| R::vector(loaded[k], first_of(vector + k * threads));
-        let quad = |k: usize| {
-            R::combine(
-                R::combine(value(k), value(k + 1)),
-                R::combine(value(k + 2), value(k + 3)),
-            )
-        };
-        let group = if VECTORS_IN_FLIGHT == 8 {
-            R::combine(quad(0), quad(4))
-        } else {
-            quad(0)
-        };
-        running = R::accumulate(running, group);
+        running = R::accumulate_group(running, &loaded, |k| first_of(vector + k * threads));
         vector += in_flight;
     }
     while vector < vectors.len() {
