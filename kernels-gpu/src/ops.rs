@@ -213,89 +213,67 @@ macro_rules! plain_running {
     };
 }
 
-impl<T: Element> Reduction<T> for Min {
-    const NAME: &'static str = "min";
-    type Acc = T;
-    type Out = T;
-    const IDENTITY: T = T::HIGHEST;
-    #[inline(always)]
-    fn lift(x: T, _index: usize) -> T {
-        x
-    }
-    #[inline(always)]
-    fn combine(a: T, b: T) -> T {
-        if a.key_nan_low() <= b.key_nan_low() {
-            a
-        } else {
-            b
+/// Min and max: the element with the best key (`better`); `at_least(a, b)`: `a` is as good as
+/// `b`, so of equal keys the first operand stays.
+macro_rules! extreme_op {
+    ($op:ident, $name:literal, $identity:ident, $key:ident, $best:ident, $better:expr, $at_least:expr) => {
+        impl<T: Element> Reduction<T> for $op {
+            const NAME: &'static str = $name;
+            type Acc = T;
+            type Out = T;
+            const IDENTITY: T = T::$identity;
+            #[inline(always)]
+            fn lift(x: T, _index: usize) -> T {
+                x
+            }
+            #[inline(always)]
+            fn combine(a: T, b: T) -> T {
+                if $at_least(a.$key(), b.$key()) { a } else { b }
+            }
+            #[inline(always)]
+            fn vector(vector: T::Vector16, _first: usize) -> T {
+                T::from_key(vector.best_lane(T::$key, $better).1)
+            }
+            /// The group's best key, where the element type finds it fast, is its result.
+            #[inline(always)]
+            fn accumulate_group<const K: usize>(
+                running: T,
+                vectors: &[T::Vector16; K],
+                first: impl Fn(usize) -> usize,
+            ) -> T {
+                match T::$best(vectors) {
+                    Some(key) if $better(key, running.$key()) => T::from_key(key),
+                    Some(_) => running,
+                    None => group_tree::<T, Self, K>(running, vectors, first),
+                }
+            }
+            #[inline(always)]
+            fn finish(acc: T, _count: usize) -> T {
+                acc
+            }
+            const EMPTY: T = Self::IDENTITY;
+            plain_running!(T);
         }
-    }
-    #[inline(always)]
-    fn vector(vector: T::Vector16, _first: usize) -> T {
-        T::from_key(vector.best_lane(T::key_nan_low, |a, b| a < b).1)
-    }
-    /// The group's smallest key, where the element type finds it fast, is its minimum.
-    #[inline(always)]
-    fn accumulate_group<const K: usize>(
-        running: T,
-        vectors: &[T::Vector16; K],
-        first: impl Fn(usize) -> usize,
-    ) -> T {
-        match T::smallest_key(vectors) {
-            Some(key) if key < running.key_nan_low() => T::from_key(key),
-            Some(_) => running,
-            None => group_tree::<T, Self, K>(running, vectors, first),
-        }
-    }
-    #[inline(always)]
-    fn finish(acc: T, _count: usize) -> T {
-        acc
-    }
-    const EMPTY: T = Self::IDENTITY;
-    plain_running!(T);
+    };
 }
-
-impl<T: Element> Reduction<T> for Max {
-    const NAME: &'static str = "max";
-    type Acc = T;
-    type Out = T;
-    const IDENTITY: T = T::LOWEST;
-    #[inline(always)]
-    fn lift(x: T, _index: usize) -> T {
-        x
-    }
-    #[inline(always)]
-    fn combine(a: T, b: T) -> T {
-        if a.key_nan_high() >= b.key_nan_high() {
-            a
-        } else {
-            b
-        }
-    }
-    #[inline(always)]
-    fn vector(vector: T::Vector16, _first: usize) -> T {
-        T::from_key(vector.best_lane(T::key_nan_high, |a, b| a > b).1)
-    }
-    /// The group's largest key, where the element type finds it fast, is its maximum.
-    #[inline(always)]
-    fn accumulate_group<const K: usize>(
-        running: T,
-        vectors: &[T::Vector16; K],
-        first: impl Fn(usize) -> usize,
-    ) -> T {
-        match T::largest_key(vectors) {
-            Some(key) if key > running.key_nan_high() => T::from_key(key),
-            Some(_) => running,
-            None => group_tree::<T, Self, K>(running, vectors, first),
-        }
-    }
-    #[inline(always)]
-    fn finish(acc: T, _count: usize) -> T {
-        acc
-    }
-    const EMPTY: T = Self::IDENTITY;
-    plain_running!(T);
-}
+extreme_op!(
+    Min,
+    "min",
+    HIGHEST,
+    key_nan_low,
+    smallest_key,
+    |a, b| a < b,
+    |a, b| a <= b
+);
+extreme_op!(
+    Max,
+    "max",
+    LOWEST,
+    key_nan_high,
+    largest_key,
+    |a, b| a > b,
+    |a, b| a >= b
+);
 
 /// An element and where it was: the accumulator and result of [`ArgMin`] and [`ArgMax`].
 /// `index` is [`NO_INDEX`] when no element was seen (an empty input or row).
@@ -561,52 +539,63 @@ mod tests {
         assert!(min == 0.0 && min.is_sign_negative());
     }
 
-    /// A thread's loop over groups of four vectors (as v8's) through `accumulate_group`
-    /// (which skips groups and searches lanes by the group's best key, where the type finds
-    /// it fast) against the same loop through the lane-by-lane tree.
-    fn groups_agree_with_the_tree<T, R>(of_bits: fn(u16) -> T)
+    /// A thread's loop over groups of `K` vectors, as v8's (thread `thread` of `threads`,
+    /// vector `v` starting at element `base + 8 v`), through `accumulate_group` (which skips
+    /// groups and searches lanes by the group's best key, where the type finds it fast)
+    /// against the same loop through the lane-by-lane tree.
+    fn groups_agree_with_the_tree<T, R, const K: usize>(of_bits: fn(u16) -> T)
     where
         T: Element<Vector16 = crate::element::Lanes<T, 8>>,
         R: Reduction<T>,
     {
+        use crate::element::tests::{half_group, next};
         let mut seed = 0x9e37_79b9_7f4a_7c15;
-        for round in 0..2000 {
-            // The same two classes for the whole input every other round (ties with the
-            // running best and with the identity: all -inf, both zeros), else new ones for
-            // each group.
-            let mut shared = [0; 2];
-            let groups: [[crate::element::Lanes<T, 8>; 4]; 4] = core::array::from_fn(|g| {
-                let fixed = round % 2 == 0 && g > 0;
-                crate::element::tests::half_group(&mut seed, &mut shared, fixed)
-                    .map(|lanes| crate::element::Lanes(lanes.map(of_bits)))
-            });
+        for round in 0..4000 {
+            let threads = 1 + (next(&mut seed) % 300) as usize;
+            let thread = (next(&mut seed) as usize) % threads;
+            let base = (next(&mut seed) % 1000) as usize;
+            // The same palette for the whole input every other round (ties with the running
+            // best and with the identity: all -inf, both zeros), else a new one each group.
+            let mut palette = [0; 4];
             let (mut tree, mut grouped) = (R::START, R::START);
-            for (g, group) in groups.iter().enumerate() {
-                let first = |k: usize| (4 * g + k) * 8;
-                tree = group_tree::<T, R, 4>(tree, group, first);
-                grouped = R::accumulate_group(grouped, group, first);
+            for g in 0..4 {
+                let fixed = round % 2 == 0 && g > 0;
+                let group = half_group::<K>(&mut seed, &mut palette, fixed)
+                    .map(|lanes| crate::element::Lanes(lanes.map(of_bits)));
+                let first = |k: usize| base + 8 * (thread + (g * K + k) * threads);
+                tree = group_tree::<T, R, K>(tree, &group, first);
+                grouped = R::accumulate_group(grouped, &group, first);
             }
             let (tree, grouped) = (R::settle(tree), R::settle(grouped));
             assert_eq!(
                 tree.to_words().as_ref(),
                 grouped.to_words().as_ref(),
-                "{}",
+                "{} with groups of {K}",
                 R::NAME
             );
         }
     }
 
+    fn groups_of_four_and_eight_agree_with_the_tree<T, R>(of_bits: fn(u16) -> T)
+    where
+        T: Element<Vector16 = crate::element::Lanes<T, 8>>,
+        R: Reduction<T>,
+    {
+        groups_agree_with_the_tree::<T, R, 4>(of_bits);
+        groups_agree_with_the_tree::<T, R, 8>(of_bits);
+    }
+
     #[test]
     fn groups_by_their_best_key_agree_with_the_lane_by_lane_tree() {
         use crate::element::{Bf16, F16};
-        groups_agree_with_the_tree::<Bf16, ArgMax>(Bf16);
-        groups_agree_with_the_tree::<Bf16, ArgMin>(Bf16);
-        groups_agree_with_the_tree::<Bf16, Max>(Bf16);
-        groups_agree_with_the_tree::<Bf16, Min>(Bf16);
-        groups_agree_with_the_tree::<F16, ArgMax>(F16);
-        groups_agree_with_the_tree::<F16, ArgMin>(F16);
-        groups_agree_with_the_tree::<F16, Max>(F16);
-        groups_agree_with_the_tree::<F16, Min>(F16);
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, ArgMax>(Bf16);
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, ArgMin>(Bf16);
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, Max>(Bf16);
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, Min>(Bf16);
+        groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMax>(F16);
+        groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMin>(F16);
+        groups_of_four_and_eight_agree_with_the_tree::<F16, Max>(F16);
+        groups_of_four_and_eight_agree_with_the_tree::<F16, Min>(F16);
     }
 
     #[test]

@@ -44,12 +44,7 @@ fn thread_reduce<T: Element, R: Reduction<T>, const BUG: Bug>(
     let in_flight = VECTORS_IN_FLIGHT * threads;
     while vector + in_flight - threads < vectors.len() {
         let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        let value = |k: usize| R::vector(loaded[k], first_of(vector + k * threads));
-        let group = R::combine(
-            R::combine(value(0), value(1)),
-            R::combine(value(2), value(3)),
-        );
-        running = R::accumulate(running, group);
+        running = R::accumulate_group(running, &loaded, |k| first_of(vector + k * threads));
         vector += in_flight;
     }
     if BUG == REMAINDER_ONCE {

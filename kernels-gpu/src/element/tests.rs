@@ -99,36 +99,44 @@ fn compensated_sums_keep_what_plain_sums_lose() {
 
 /// Bit patterns of every class a 16-bit float has: zeros of both signs, subnormals, the
 /// smallest normal, ordinary values, the largest finite, infinities, the NaNs nearest the
-/// infinities and NaNs of both signs (in `f16` or `bf16` terms: `0x7f80` is `bf16`'s `+inf`
-/// and an `f16` NaN).
-const HALF_CLASSES: [u16; 18] = [
+/// infinities, quiet NaNs and all-ones NaNs of both signs (in `f16` or `bf16` terms: `0x7f80` is
+/// `bf16`'s `+inf` and an `f16` NaN).
+const HALF_CLASSES: [u16; 21] = [
     0x0000, 0x8000, 0x0001, 0x8001, 0x0080, 0x3c00, 0xbc00, 0x3f80, 0xbf80, 0x7bff, 0xfbff, 0x7c00,
-    0xfc00, 0x7c01, 0x7f80, 0xff80, 0x7f81, 0xffc1,
+    0xfc00, 0x7c01, 0x7e00, 0x7f80, 0xff80, 0x7f81, 0xffc1, 0x7fff, 0xffff,
 ];
 
 /// A little xorshift: arbitrary numbers, the same on every run.
-fn next(seed: &mut u64) -> u64 {
+pub(crate) fn next(seed: &mut u64) -> u64 {
     *seed ^= *seed << 13;
     *seed ^= *seed >> 7;
     *seed ^= *seed << 17;
     *seed
 }
 
-/// Four vectors of eight 16-bit lanes, drawn so that ties and lone extremes are common: lanes
-/// from all the classes would nearly always hold a NaN. `shared` (updated here unless `fixed`)
-/// holds two classes; even draws take each lane from either, odd draws take the first for
-/// every lane but one, anywhere in the group, which takes the second.
-pub(crate) fn half_group(seed: &mut u64, shared: &mut [u16; 2], fixed: bool) -> [[u16; 8]; 4] {
+/// `K` vectors of eight 16-bit lanes, drawn so that ties, lone extremes and near-misses are
+/// common (lanes drawn from every class would nearly always hold a NaN). `palette` (drawn
+/// anew here unless `fixed`) holds four values, each a class or, one time in four, any bits.
+/// Even draws take each lane from the palette's first one to four values; odd draws take the
+/// first value for every lane but one, anywhere in the group, which takes the second.
+pub(crate) fn half_group<const K: usize>(
+    seed: &mut u64,
+    palette: &mut [u16; 4],
+    fixed: bool,
+) -> [[u16; 8]; K] {
     if !fixed {
-        *shared = [0, 1].map(|_| HALF_CLASSES[(next(seed) % 18) as usize]);
+        *palette = [0; 4].map(|_| match next(seed) % 4 {
+            0 => next(seed) as u16,
+            _ => HALF_CLASSES[(next(seed) % HALF_CLASSES.len() as u64) as usize],
+        });
     }
-    let [first, second] = *shared;
     if next(seed).is_multiple_of(2) {
-        core::array::from_fn(|_| core::array::from_fn(|_| shared[(next(seed) % 2) as usize]))
+        let values = 1 + next(seed) % 4;
+        core::array::from_fn(|_| core::array::from_fn(|_| palette[(next(seed) % values) as usize]))
     } else {
-        let mut group = [[first; 8]; 4];
-        let lone = (next(seed) % 32) as usize;
-        group[lone / 8][lone % 8] = second;
+        let mut group = [[palette[0]; 8]; K];
+        let lone = (next(seed) % (8 * K as u64)) as usize;
+        group[lone / 8][lone % 8] = palette[1];
         group
     }
 }
@@ -140,8 +148,8 @@ fn packed_extremes_are_the_extreme_keys<
     of_bits: fn(u16) -> T,
 ) {
     let mut seed = 0x2545_f491_4f6c_dd1d;
-    for _ in 0..8000 {
-        let vectors = half_group(&mut seed, &mut [0; 2], false).map(|v| Lanes(v.map(of_bits)));
+    for _ in 0..20000 {
+        let vectors = half_group::<4>(&mut seed, &mut [0; 4], false).map(|v| Lanes(v.map(of_bits)));
         let lanes = || vectors.iter().flat_map(|vector| vector.0);
         let high = lanes().map(T::key_nan_high).max();
         let low = lanes().map(T::key_nan_low).min();

@@ -10,7 +10,8 @@
 //!   of them is used, so every thread keeps 64 bytes in flight. Each group of four vectors is
 //!   combined as a tree and then added to the thread's running value (for float sums with
 //!   Neumaier's compensation), so a thread that adds tens of thousands of elements is as
-//!   accurate as a tree over them, at no cost a memory-bound kernel would notice.
+//!   accurate as a tree over them, at no cost a memory-bound kernel would notice (the 16-bit
+//!   extremes take a shortcut, next).
 //! - **Groups that cannot win are skipped.** For max, min and the arg operators on the 16-bit
 //!   floats, a thread first finds a group's best key with integer instructions on two lanes
 //!   at a time (no indices, no NaN branches), and looks for its lane only when it beats the
@@ -66,8 +67,8 @@ use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 const PARTIALS_IN_FLIGHT: usize = 8;
 
 /// This thread's share of `input`: its head scalar, its vectors (`VECTORS_IN_FLIGHT` at a
-/// time, each group combined as a tree before it joins the thread's running value), its tail
-/// scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
+/// time, each group folded into the thread's running value by `R::accumulate_group`: as a
+/// tree, or by the group's best key), its tail scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
 /// arg operators: a row kernel passes where its piece of the row starts).
 #[inline(always)]
 pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
