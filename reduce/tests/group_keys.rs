@@ -1,0 +1,184 @@
+//! Max, min, argmax and argmin of the 16-bit floats where every thread reads several groups of
+//! vectors, on the simulator: the kernels find each group's best key two lanes at a time and
+//! skip the groups that cannot beat a thread's running best (`Reduction::accumulate_group` in
+//! the kernel crate), so the values the order rules single out (NaNs of both signs, the two
+//! zeros, ties, infinities everywhere) are planted in a thread's first group and again in a
+//! later one, where the skip decides.
+
+use half::{bf16, f16};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use reduce_rs::ops::{ArgMax, ArgMin, Max, Min};
+use reduce_rs::{Element, Reducer, Shape};
+use std::cmp::Ordering;
+
+/// Where the plants go: `first` and `first + stride`, the same thread's first group and its
+/// next one (a thread's groups are `stride` elements apart), in inputs of `len` elements.
+struct Layout {
+    name: &'static str,
+    len: usize,
+    first: usize,
+    stride: usize,
+}
+
+/// v8 as one block of 64 threads: four vectors of eight a group, 64 · 32 elements a round.
+const ONE_SMALL_BLOCK: Layout = Layout {
+    name: "v8, one block of 64",
+    len: 8192,
+    first: 4101,
+    stride: 64 * 32,
+};
+
+/// A few rows of 32 KiB (a block of 256 threads each): two groups per thread.
+const BLOCK_PER_ROW: Layout = Layout {
+    name: "a block per row",
+    len: 16384,
+    first: 29,
+    stride: 256 * 32,
+};
+
+/// The inputs, as `f32` (every one exact in both 16-bit types): each with its special values
+/// at `first` and `first + stride`.
+fn planted(layout: &Layout, rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f32>)> {
+    let (len, p, q) = (layout.len, layout.first, layout.first + layout.stride);
+    let random = |rng: &mut ChaCha8Rng, low: f32, high: f32| -> Vec<f32> {
+        (0..len).map(|_| rng.random_range(low..high)).collect()
+    };
+    let mut nans = random(rng, -1.0, 1.0);
+    (nans[p], nans[q]) = (-f32::NAN, f32::NAN);
+    let mut zeros_up = random(rng, -1.0, -0.5);
+    (zeros_up[p], zeros_up[q]) = (-0.0, 0.0);
+    let mut zeros_down = random(rng, 0.5, 1.0);
+    (zeros_down[p], zeros_down[q]) = (0.0, -0.0);
+    let mut ties = random(rng, -1.0, 0.5);
+    (ties[p], ties[q], ties[p + 1], ties[q + 1]) = (1.0, 1.0, -2.0, -2.0);
+    let mut late_infinities = random(rng, -1.0, 1.0);
+    (late_infinities[q], late_infinities[q + 1]) = (f32::INFINITY, f32::NEG_INFINITY);
+    vec![
+        ("a NaN of each sign", nans),
+        ("-0.0 then +0.0 among negatives", zeros_up),
+        ("+0.0 then -0.0 among positives", zeros_down),
+        ("the extremes tied in two groups", ties),
+        ("both infinities in a later group", late_infinities),
+        ("all -inf", vec![f32::NEG_INFINITY; len]),
+        ("all +inf", vec![f32::INFINITY; len]),
+        (
+            "rising: every group beats the last",
+            (0..len).map(|i| i as f32 / len as f32).collect(),
+        ),
+    ]
+}
+
+/// The reference: the index of the first NaN, else of the first best element by `total_cmp`
+/// (`-0.0 < +0.0`); `largest` for max and argmax.
+fn best(xs: &[f32], largest: bool) -> usize {
+    if let Some(nan) = xs.iter().position(|x| x.is_nan()) {
+        return nan;
+    }
+    let mut best = 0;
+    for (i, x) in xs.iter().enumerate() {
+        let beats = match x.total_cmp(&xs[best]) {
+            Ordering::Greater => largest,
+            Ordering::Less => !largest,
+            Ordering::Equal => false,
+        };
+        if beats {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Both 16-bit types through the same checks.
+trait Half: Element + Copy + PartialEq + std::fmt::Debug {
+    fn from_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
+}
+impl Half for bf16 {
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
+impl Half for f16 {
+    fn from_f32(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+}
+
+/// The four operators agree with the reference: the index, and the value's bits (a NaN as
+/// a NaN). `results` gives what the library returned for one input.
+fn check<T: Half>(what: &str, xs: &[T], results: (usize, usize, T, T)) {
+    let exact: Vec<f32> = xs.iter().map(|x| x.to_f32()).collect();
+    let (argmax, argmin, max, min) = results;
+    assert_eq!(argmax, best(&exact, true), "argmax of {what}");
+    assert_eq!(argmin, best(&exact, false), "argmin of {what}");
+    for (name, got, index) in [("max", max, argmax), ("min", min, argmin)] {
+        let want = xs[index].to_f32();
+        let got = got.to_f32();
+        let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+        assert!(same, "{name} of {what}: {got:?}, want {want:?}");
+    }
+}
+
+fn whole_arrays_in_one_small_block<T: Half>() {
+    let reducer = Reducer::simulator()
+        .with_block_size(64)
+        .unwrap()
+        .with_max_blocks(1);
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    for (name, values) in planted(&ONE_SMALL_BLOCK, &mut rng) {
+        let xs: Vec<T> = values.into_iter().map(T::from_f32).collect();
+        let results = (
+            reducer.argmax(&xs).unwrap().unwrap().0,
+            reducer.argmin(&xs).unwrap().unwrap().0,
+            reducer.max(&xs).unwrap().unwrap(),
+            reducer.min(&xs).unwrap().unwrap(),
+        );
+        check(&format!("{name} ({})", ONE_SMALL_BLOCK.name), &xs, results);
+    }
+}
+
+fn rows_of_a_block_each<T: Half>() {
+    let reducer = Reducer::simulator();
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let inputs = planted(&BLOCK_PER_ROW, &mut rng);
+    // Every input a row of one matrix: each row's result is that row's alone.
+    let len = BLOCK_PER_ROW.len;
+    let matrix: Vec<T> = inputs
+        .iter()
+        .flat_map(|(_, row)| row.iter().map(|&x| T::from_f32(x)))
+        .collect();
+    let shape = Shape::rows(inputs.len(), len);
+    let argmax = reducer.reduce_each(ArgMax, &matrix, shape).unwrap();
+    let argmin = reducer.reduce_each(ArgMin, &matrix, shape).unwrap();
+    let max = reducer.reduce_each(Max, &matrix, shape).unwrap();
+    let min = reducer.reduce_each(Min, &matrix, shape).unwrap();
+    for (row, (name, _)) in inputs.iter().enumerate() {
+        let results = (
+            argmax[row].unwrap().0,
+            argmin[row].unwrap().0,
+            max[row].unwrap(),
+            min[row].unwrap(),
+        );
+        let xs = &matrix[row * len..(row + 1) * len];
+        check(&format!("{name} ({})", BLOCK_PER_ROW.name), xs, results);
+    }
+}
+
+#[test]
+fn bf16_extremes_skip_and_search_groups_as_the_order_rules_say() {
+    whole_arrays_in_one_small_block::<bf16>();
+    rows_of_a_block_each::<bf16>();
+}
+
+#[test]
+fn f16_extremes_skip_and_search_groups_as_the_order_rules_say() {
+    whole_arrays_in_one_small_block::<f16>();
+    rows_of_a_block_each::<f16>();
+}
