@@ -169,31 +169,7 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
         (None, true) => eprintln!("note: the simulator {}", &why_smaller["which ".len()..]),
         (None, false) => {}
     }
-    let (dtype, len, source) = match &loaded {
-        Some(loaded) => (
-            loaded.dtype,
-            loaded.len(),
-            InputSource::File {
-                path: cli
-                    .input
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-            },
-        ),
-        None => (
-            cli.dtype,
-            match (cli.n, on_gpu) {
-                (Some(n), _) => n,
-                (None, true) => GPU_DEFAULT_LEN,
-                (None, false) => SIM_DEFAULT_LEN,
-            },
-            InputSource::Generated {
-                pattern: cli.pattern,
-                seed: cli.seed,
-            },
-        ),
-    };
+    let (dtype, len, source) = run_input(cli, loaded.as_ref(), on_gpu);
     let case = RunCase {
         dtype,
         op: cli.op,
@@ -266,6 +242,40 @@ fn run(cli: &RunArgs, matches: &ArgMatches) -> Result<bool> {
 }
 
 /// What `--reproducible` changes for this type and operation.
+/// What `run` reduces: the file's elements, or `--n` generated ones (2^25 on a GPU, 2^20 on
+/// the simulator by default): the element type, the length and where the values come from.
+fn run_input(
+    cli: &RunArgs,
+    loaded: Option<&file::Loaded>,
+    on_gpu: bool,
+) -> (reduce_rs::DType, usize, InputSource) {
+    match loaded {
+        Some(loaded) => (
+            loaded.dtype,
+            loaded.len(),
+            InputSource::File {
+                path: cli
+                    .input
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            },
+        ),
+        None => (
+            cli.dtype,
+            cli.n.unwrap_or(if on_gpu {
+                GPU_DEFAULT_LEN
+            } else {
+                SIM_DEFAULT_LEN
+            }),
+            InputSource::Generated {
+                pattern: cli.pattern,
+                seed: cli.seed,
+            },
+        ),
+    }
+}
+
 fn reproducible_line(dtype: reduce_rs::DType, op: reduce_rs::OpKind) -> String {
     match reduce_rs::plan::reproducible::kernel_for(dtype, op) {
         Some(kernel) => format!(
@@ -343,31 +353,7 @@ fn run_devices(
         Some(path) => Some(file::load(path, file_dtype, None)?),
         None => None,
     };
-    let (dtype, len, source) = match &loaded {
-        Some(loaded) => (
-            loaded.dtype,
-            loaded.len(),
-            InputSource::File {
-                path: cli
-                    .input
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-            },
-        ),
-        None => (
-            cli.dtype,
-            cli.n.unwrap_or(if on_gpu {
-                GPU_DEFAULT_LEN
-            } else {
-                SIM_DEFAULT_LEN
-            }),
-            InputSource::Generated {
-                pattern: cli.pattern,
-                seed: cli.seed,
-            },
-        ),
-    };
+    let (dtype, len, source) = run_input(cli, loaded.as_ref(), on_gpu);
     let case = RunCase {
         dtype,
         op: cli.op,
