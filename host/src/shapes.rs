@@ -10,7 +10,6 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use reduce_rs::plan::SegmentOffsets;
 use reduce_rs::plan::shapes::{ShapeKernel, ShapePlan};
-use reduce_rs::plan::{Job, Sizes, Work};
 use reduce_rs::{Reducer, Shape};
 
 /// What to reduce each of, independent of the data.
@@ -318,30 +317,7 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
         Some(buffer) => SegmentOffsets::Device(buffer.ptr()),
         None => SegmentOffsets::None,
     };
-    let (segments, segment_len) = match *spec {
-        ShapeSpec::Rows { rows, cols } => (rows, cols),
-        ShapeSpec::Columns { rows, cols } => (cols, rows),
-        ShapeSpec::Segments { ref offsets } => (offsets.len() - 1, 0),
-    };
-    // A reproducible kernel's partials are states.
-    let sizes = if is_reproducible(&kernel) {
-        reduce_rs::plan::reproducible::sizes(T::DTYPE)
-    } else {
-        Sizes::of::<T, O>()
-    };
-    let job = Job {
-        kernel: kernel.clone(),
-        len: input.len(),
-        result_bytes: size_of::<O::Device>(),
-        work: Work::Shape {
-            plan,
-            sizes,
-            offsets,
-            segments,
-            segment_len,
-            results,
-        },
-    };
+    let job = reducer.job_each::<T, O>(&shape, plan, offsets, input.len());
     let ms = timer
         .time(timing, |run| {
             Ok(gpu.run(&job, inputs[run % inputs.len()], output)?)

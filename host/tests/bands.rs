@@ -1,40 +1,23 @@
 //! Column reductions with more bands than whole runs of rows, on the simulator: the planner
 //! never asks for them (its bands hold whole runs), but `bench --shapes … --splits` does, and
 //! then the first bands of a tile hold no rows (`kernels_gpu::shapes::columns::band_rows`).
-//! Each launch is the planner's with its split replaced, run as the library would run it; every
-//! column's sum (small integers: exact in any order) is checked, in the plain and the
-//! reproducible mode.
+//! Each launch is the planner's with its split replaced, run as the library would run it
+//! (`Reducer::job_each`); every column's sum (small integers: exact in any order) is checked,
+//! in the plain and the reproducible mode.
 
 use reduce_rs::backend::sim::Sim;
 use reduce_rs::ops::Sum;
-use reduce_rs::plan::{Job, SegmentOffsets, Sizes, Work, reproducible};
-use reduce_rs::{DType, Reducer, Schedule, Shape};
+use reduce_rs::plan::SegmentOffsets;
+use reduce_rs::{Reducer, Schedule, Shape};
 
 /// Column sums of `rows × cols` small integers, with `split` bands instead of the planner's.
 fn column_sums(rows: usize, cols: usize, split: usize, reproducible_mode: bool) -> Vec<f32> {
     let input: Vec<f32> = (0..rows * cols).map(|i| (i % 7) as f32 - 3.0).collect();
     let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
     let shape = Shape::columns(rows, cols);
-    let (plan, kernel) = reducer.plan_each::<f32, Sum>(&shape);
+    let (plan, _) = reducer.plan_each::<f32, Sum>(&shape);
     let plan = plan.with_split(split).expect("a free split");
-    let sizes = if reproducible_mode {
-        reproducible::sizes(DType::F32)
-    } else {
-        Sizes::of::<f32, Sum>()
-    };
-    let job = Job {
-        kernel,
-        len: input.len(),
-        result_bytes: size_of::<f32>(),
-        work: Work::Shape {
-            plan,
-            sizes,
-            offsets: SegmentOffsets::None,
-            segments: cols,
-            segment_len: rows,
-            results: cols,
-        },
-    };
+    let job = reducer.job_each::<f32, Sum>(&shape, plan, SegmentOffsets::None, input.len());
     let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
     let out = Sim::new(Schedule::InOrder)
         .run(&job, &bytes)

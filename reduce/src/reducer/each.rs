@@ -201,6 +201,45 @@ impl Reducer {
         })
     }
 
+    /// The job that runs `plan` over the `len` elements of `shape` (the segments' offsets in
+    /// `offsets`): what [`Reducer::reduce_each`] hands to the backend, for a plan of one's own
+    /// — one from [`Reducer::plan_each`] or [`Reducer::plan_each_with`], perhaps with another
+    /// split ([`ShapePlan::with_split`]). The entry point and the scratch's sizes are the
+    /// mode's, as `reduce_each` would use them.
+    ///
+    /// ```
+    /// use reduce_rs::plan::SegmentOffsets;
+    /// use reduce_rs::{Reducer, Shape, ops::Sum};
+    /// let reducer = Reducer::simulator();
+    /// let columns = Shape::columns(700, 64);
+    /// let (plan, name) = reducer.plan_each::<f32, Sum>(&columns);
+    /// let five_bands = plan.with_split(5).expect("a split the layout allows");
+    /// let job = reducer.job_each::<f32, Sum>(&columns, five_bands, SegmentOffsets::None, 700 * 64);
+    /// assert_eq!((job.kernel.as_str(), job.len), (name.as_str(), 700 * 64));
+    /// ```
+    pub fn job_each<'a, T: Element, O: Operation<T>>(
+        &self,
+        shape: &Shape<'_>,
+        plan: ShapePlan,
+        offsets: SegmentOffsets<'a>,
+        len: usize,
+    ) -> Job<'a> {
+        let (family, sizes) = self.family::<T, O>();
+        let kernel = family.entry(plan.kernel, T::DTYPE, O::KIND);
+        job_for::<T, O>(Layout::of(shape), plan, kernel, sizes, offsets, len)
+    }
+
+    /// The kernels a reduction of `T` with `O` runs, and the sizes their scratch is counted in:
+    /// the reproducible twins of the shape kernels where the mode covers the reduction (their
+    /// partials are states), else the shape kernels.
+    fn family<T: Element, O: Operation<T>>(&self) -> (Family, Sizes) {
+        if self.reproducible_kernel::<T, O>().is_some() {
+            (Family::Reproducible, repro::sizes(T::DTYPE))
+        } else {
+            (Family::Plain, Sizes::of::<T, O>())
+        }
+    }
+
     /// The plan of a reduction of `T` with `O` laid out as `layout`, its entry point, and the
     /// sizes its scratch is counted in: the reproducible twins of the shape kernels where the
     /// mode covers the reduction (their partials are states), else the shape kernels;
@@ -210,11 +249,7 @@ impl Reducer {
         layout: Layout,
         forced: Option<ShapeKernel>,
     ) -> (ShapePlan, String, Sizes) {
-        let (family, sizes) = if self.reproducible_kernel::<T, O>().is_some() {
-            (Family::Reproducible, repro::sizes(T::DTYPE))
-        } else {
-            (Family::Plain, Sizes::of::<T, O>())
-        };
+        let (family, sizes) = self.family::<T, O>();
         let name_of = |kernel: ShapeKernel| family.entry(kernel, T::DTYPE, O::KIND);
         // The plain kernels are built for one block size; the reproducible ones take the
         // reducer's (or their default), as far as their registers allow.
@@ -246,26 +281,39 @@ impl Reducer {
         len: usize,
     ) -> Job<'a> {
         let (plan, kernel, sizes) = self.layout_plan::<T, O>(layout, None);
-        // The kernels' `(segments, segment_len)`: rows and their length, or columns and the
-        // rows, or the segments (their lengths come from the offsets).
-        let (segments, segment_len, results) = match layout {
-            Layout::Rows { rows, cols } => (rows, cols, rows),
-            Layout::Columns { rows, cols } => (cols, rows, cols),
-            Layout::Segments { count, .. } => (count, 0, count),
-        };
-        Job {
-            kernel,
-            len,
-            result_bytes: size_of::<O::Device>(),
-            work: Work::Shape {
-                plan,
-                sizes,
-                offsets,
-                segments,
-                segment_len,
-                results,
-            },
-        }
+        job_for::<T, O>(layout, plan, kernel, sizes, offsets, len)
+    }
+}
+
+/// The job of `plan` (entry point `kernel`, scratch counted in `sizes`) over `len` elements
+/// laid out as `layout`, the segments' offsets in `offsets`.
+fn job_for<'a, T: Element, O: Operation<T>>(
+    layout: Layout,
+    plan: ShapePlan,
+    kernel: String,
+    sizes: Sizes,
+    offsets: SegmentOffsets<'a>,
+    len: usize,
+) -> Job<'a> {
+    // The kernels' `(segments, segment_len)`: rows and their length, or columns and the
+    // rows, or the segments (their lengths come from the offsets).
+    let (segments, segment_len, results) = match layout {
+        Layout::Rows { rows, cols } => (rows, cols, rows),
+        Layout::Columns { rows, cols } => (cols, rows, cols),
+        Layout::Segments { count, .. } => (count, 0, count),
+    };
+    Job {
+        kernel,
+        len,
+        result_bytes: size_of::<O::Device>(),
+        work: Work::Shape {
+            plan,
+            sizes,
+            offsets,
+            segments,
+            segment_len,
+            results,
+        },
     }
 }
 
