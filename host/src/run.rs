@@ -232,7 +232,6 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
             // The simulator plans its own launches: it must see the case's grid limit too (the
             // GPU path passes it to the timer below).
             reducer.set_max_blocks(case.max_blocks);
-            let block = reducer.block_for(case.len);
             let reproducible = reducer.reproducible_kernel::<T, O>().is_some();
             if reproducible {
                 return run_reproducible::<T, O>(
@@ -247,6 +246,7 @@ fn run_typed<T: HostElement, O: Checked<T> + Default>(
                 }
                 .into());
             }
+            let block = reducer.block_for::<T, O>(case.len)?;
             match (&gpu_input, reducer.gpu_backend()) {
                 (Some(device), Some(gpu)) => {
                     let timer = Timer::new(gpu)?;

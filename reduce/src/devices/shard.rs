@@ -12,7 +12,7 @@ use crate::element::Element;
 use crate::error::{DriverContext, Result};
 use crate::input::Input;
 use crate::op::{Operation, Sum};
-use crate::plan::{Job, LaunchGrid, Pass, Sizes, Work};
+use crate::plan::{self, Job, LaunchGrid, Pass, Sizes, Work};
 use crate::reducer::Reducer;
 use crate::version::Version;
 use cudarc::driver::result;
@@ -104,12 +104,16 @@ where
             }
             let version = Version::fastest();
             let len = shard.len();
-            let block = reducer
-                .block_size()
-                .unwrap_or_else(|| version.tuned_block(len));
+            let kernel = shard_entry::<T, O>("shard");
+            let block = match reducer.block_size() {
+                Some(block) => block,
+                None => plan::runnable_block(version.tuned_block(len), |_| {
+                    reducer.backend_ref().max_block(&kernel)
+                })?,
+            };
             let job = reducer.passes_job(
                 version,
-                shard_entry::<T, O>("shard"),
+                kernel,
                 (len, block),
                 Sizes::of::<T, O>(),
                 partial_bytes::<T, O>(),

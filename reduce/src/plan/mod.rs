@@ -18,5 +18,5 @@ pub use job::{Job, SegmentOffsets, Work};
 pub use launch::{LaunchGrid, MAX_GRID, Pass, Sizes, resident_blocks, shared_bytes_of};
 pub use whole::{
     additions_per_element, block_in_name, check_block, entry_name, launch_grid, passes,
-    shared_bytes, whole,
+    runnable_block, shared_bytes, whole,
 };

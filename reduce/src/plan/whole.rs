@@ -63,6 +63,32 @@ pub fn check_block(version: Version, block: u32) -> Result<(), Error> {
     }
 }
 
+/// The block a version launches with when the user chose none: the largest of
+/// [`BLOCK_SIZES`] up to `tuned` (the version's tuned block) that its kernel for that block
+/// can run, asking `max_block_of(block)` for the most threads that kernel runs with on this
+/// GPU (its registers per thread decide it: 65 or more registers leave fewer than 1024).
+/// `tuned` itself where no size fits, so that its launch reports why
+/// ([`Error::BlockTooLarge`]).
+///
+/// ```
+/// use reduce_rs::plan::runnable_block;
+/// // A kernel of 68 registers runs at most 896 threads a block: 512 is the largest size left.
+/// assert_eq!(runnable_block(1024, |_| Ok(896))?, 512);
+/// assert_eq!(runnable_block(256, |_| Ok(896))?, 256);
+/// # Ok::<(), reduce_rs::Error>(())
+/// ```
+pub fn runnable_block(
+    tuned: u32,
+    mut max_block_of: impl FnMut(u32) -> Result<u32, Error>,
+) -> Result<u32, Error> {
+    for &block in BLOCK_SIZES.iter().rev().filter(|&&block| block <= tuned) {
+        if block <= max_block_of(block)? {
+            return Ok(block);
+        }
+    }
+    Ok(tuned)
+}
+
 /// Dynamic shared memory one block of `block` threads of `version` needs.
 pub fn shared_bytes(version: Version, block: u32, sizes: Sizes) -> usize {
     shared_bytes_of(version.info().shared, block, sizes, 0)
@@ -238,6 +264,29 @@ mod tests {
             launch_grid(v8, 1 << 15, 1024, f64s, resident).unwrap().grid,
             4
         );
+    }
+
+    #[test]
+    fn a_block_the_kernel_cannot_run_falls_back_to_the_largest_that_it_can() {
+        // One kernel for every block (registers alike): the largest built size within its limit.
+        assert_eq!(runnable_block(1024, |_| Ok(1024)).unwrap(), 1024);
+        assert_eq!(runnable_block(1024, |_| Ok(896)).unwrap(), 512);
+        assert_eq!(runnable_block(1024, |_| Ok(511)).unwrap(), 256);
+        // Never above the tuned block, whatever the kernel could run.
+        assert_eq!(runnable_block(128, |_| Ok(1024)).unwrap(), 128);
+        // A kernel per block (const-generic versions): each size asks its own kernel.
+        let mut asked = Vec::new();
+        let per_block = |block: u32| {
+            asked.push(block);
+            Ok(if block >= 512 { 384 } else { 1024 })
+        };
+        assert_eq!(runnable_block(1024, per_block).unwrap(), 256);
+        assert_eq!(asked, [1024, 512, 256]);
+        // No size fits: the tuned block, whose launch says why.
+        assert_eq!(runnable_block(1024, |_| Ok(32)).unwrap(), 1024);
+        // The driver's errors reach the caller.
+        let failed = runnable_block(256, |_| Err(Error::Kernels("no such kernel".into())));
+        assert!(matches!(failed, Err(Error::Kernels(why)) if why == "no such kernel"));
     }
 
     #[test]

@@ -197,9 +197,27 @@ impl Reducer {
         }
     }
 
-    /// The block size a reduction of `len` elements uses.
-    pub fn block_for(&self, len: usize) -> u32 {
-        self.block.unwrap_or_else(|| self.version.tuned_block(len))
+    /// The block size a reduction of `len` elements of `T` with `O` uses: the one chosen with
+    /// [`Reducer::with_block_size`], else the version's tuned block for `len`, or on a GPU that
+    /// cannot run that many threads of its kernel (the kernel's registers), the largest size
+    /// it can ([`plan::runnable_block`]). A chosen block that is too large is reported as
+    /// [`Error::BlockTooLarge`] when the reduction runs.
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, ops::Sum};
+    /// let reducer = Reducer::simulator();
+    /// assert_eq!(reducer.block_for::<f32, Sum>(1 << 15)?, 1024);
+    /// assert_eq!(reducer.with_block_size(128)?.block_for::<f32, Sum>(1 << 15)?, 128);
+    /// # Ok::<(), reduce_rs::Error>(())
+    /// ```
+    pub fn block_for<T: Element, O: Operation<T>>(&self, len: usize) -> Result<u32> {
+        match self.block {
+            Some(block) => Ok(block),
+            None => plan::runnable_block(self.version.tuned_block(len), |block| {
+                self.backend
+                    .max_block(&plan::entry_name::<T, O>(self.version, block))
+            }),
+        }
     }
 
     /// The plan of a whole-array reduction of `len` elements (`len > 0`): the reproducible
@@ -211,7 +229,7 @@ impl Reducer {
         if let Some(kernel) = self.reproducible_kernel::<T, O>() {
             return self.reproducible_job::<T>(kernel, len, size_of::<O::Device>());
         }
-        let block = self.block_for(len);
+        let block = self.block_for::<T, O>(len)?;
         let kernel = plan::entry_name::<T, O>(self.version, block);
         let sizes = Sizes::of::<T, O>();
         self.passes_job(
