@@ -2,6 +2,10 @@
 //! notes on the simulator, the `all` table and `list`, run as a separate process (on the
 //! simulator, so anywhere).
 
+#[path = "../src/file/npy_bytes.rs"]
+mod npy_bytes;
+
+use npy_bytes::npy;
 use reduce_rs::{GpuUnavailable, gpu_available};
 use std::process::{Command, Output};
 
@@ -289,20 +293,6 @@ fn several_gpus_without_nccl_name_the_library_in_one_line() {
     assert_eq!(text.trim().lines().count(), 1, "{text}");
 }
 
-/// A `.npy` file's bytes as numpy writes them (version 1.0, the dict padded to 64 bytes).
-fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(dict.as_bytes());
-    bytes.extend_from_slice(data);
-    bytes
-}
-
 /// `bytes` as a file `name` in a fresh temporary folder of this test.
 fn temp_file(test: &str, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("reduce-rs-cli-{test}-{}", std::process::id()));
@@ -319,33 +309,33 @@ fn files_whose_header_lies_about_the_shape_are_refused_in_one_line() {
         // 2^62 f32: the byte count wrapped to 0, and the file was read as empty.
         (
             "huge.npy",
-            npy("<f4", "(4611686018427387904,)", &data),
+            npy("<f4", false, "(4611686018427387904,)", &data),
             None,
             "4611686018427387904",
         ),
         // 2^32 × 2^32: the element count wrapped to 0.
         (
             "square.npy",
-            npy("<f4", "(4294967296, 4294967296)", &data),
+            npy("<f4", false, "(4294967296, 4294967296)", &data),
             None,
             "4294967296",
         ),
         // 2^62 + 64 f32: the byte count wrapped to the 256 bytes the file holds.
         (
             "wraps.npy",
-            npy("<f4", "(4611686018427387968,)", &data),
+            npy("<f4", false, "(4611686018427387968,)", &data),
             None,
             "256 bytes",
         ),
         // 2^40 f32: 4 TiB the reader tried to allocate.
         (
             "tera.npy",
-            npy("<f4", "(1099511627776,)", &data),
+            npy("<f4", false, "(1099511627776,)", &data),
             None,
             "1099511627776",
         ),
         // Fewer elements than the file holds.
-        ("short.npy", npy("<f4", "(3,)", &data), None, "more"),
+        ("short.npy", npy("<f4", false, "(3,)", &data), None, "more"),
         ("seven.bin", vec![0u8; 7], Some("f32"), "7 bytes"),
         ("empty.bin", Vec::new(), Some("f32"), "empty"),
     ] {
@@ -381,7 +371,7 @@ fn files_whose_header_lies_about_the_shape_are_refused_in_one_line() {
 #[test]
 fn a_valid_file_is_reduced() {
     let data: Vec<u8> = (1..=6).flat_map(|v: i32| v.to_le_bytes()).collect();
-    let npy_path = temp_file("valid", "m.npy", &npy("<i4", "(2, 3)", &data));
+    let npy_path = temp_file("valid", "m.npy", &npy("<i4", false, "(2, 3)", &data));
     let output = reduce_rs(&[
         "v8",
         "--backend",

@@ -152,4 +152,6 @@ pub fn from_bytes(
 }
 
 #[cfg(test)]
+mod npy_bytes;
+#[cfg(test)]
 mod tests;

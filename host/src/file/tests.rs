@@ -1,24 +1,8 @@
 //! The reader on files written here and by `npyz`: valid files, and every kind of bad one.
 
+use super::npy_bytes::npy;
 use super::*;
 use std::path::PathBuf;
-
-/// A `.npy` file's bytes as numpy writes them: magic, version 1.0, the header's length, the
-/// dict padded with spaces to a multiple of 64 bytes and ended by a newline, then `data`.
-pub(crate) fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
-    let fortran = if fortran { "True" } else { "False" };
-    let mut dict =
-        format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}");
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(dict.as_bytes());
-    bytes.extend_from_slice(data);
-    bytes
-}
 
 /// `bytes` written to a file of this name in a fresh temporary folder.
 fn file(name: &str, bytes: &[u8]) -> PathBuf {
