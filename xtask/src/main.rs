@@ -4,7 +4,8 @@
 //! for `sm_70` (Volta and every later GPU), writes the PTX the library ships
 //! (`reduce/kernels/kernels_gpu.ptx`, stamped with the hash of the kernel sources) and a copy in
 //! `target/ptx/kernels_gpu.<arch>.ptx`, and — where `ptxas` is found — assembles it for `--arch`
-//! into a cubin and prints each kernel's registers, spills and stack.
+//! into a cubin and prints each kernel's registers, spills, stack and the largest block its
+//! registers allow, failing where a kernel built for one block size cannot launch with it.
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -228,6 +229,7 @@ fn build_ptx(arch: &str, no_ptxas: bool, cfgs: &[String]) -> Result<()> {
     let mut resources = parse_ptxas_report(&report);
     resources.sort_by(|a, b| a.name.cmp(&b.name));
     print_resources(&resources);
+    check_built_blocks(&resources)?;
     println!(
         "wrote {} (assembled by {})",
         cubin_path.display(),
@@ -319,15 +321,67 @@ fn parse_ptxas_report(report: &str) -> Vec<KernelResources> {
     kernels
 }
 
+/// 32-bit registers one multiprocessor holds, from Volta to Blackwell.
+const REGISTERS_PER_SM: u32 = 65_536;
+/// A warp's registers are allocated in units of this many.
+const REGISTER_ALLOCATION_UNIT: u32 = 256;
+/// CUDA's largest block.
+const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
+/// The most threads per block a kernel of `registers` registers per thread launches with:
+/// whole warps whose registers fit in one multiprocessor. The driver says the same
+/// (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`): 68 registers, 896 threads on the H100.
+fn max_block(registers: u32) -> u32 {
+    let per_warp =
+        (registers.max(1) * 32).div_ceil(REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT;
+    (REGISTERS_PER_SM / per_warp * 32).min(MAX_THREADS_PER_BLOCK)
+}
+
+/// The block an entry point is built for, where its name says (`reduce_v5_f32_sum_b256`).
+fn built_block(name: &str) -> Option<u32> {
+    name.rsplit_once("_b")?.1.parse().ok()
+}
+
+/// Fails where a kernel built for one block size has too many registers to launch with it
+/// (the library falls back to a smaller block only for kernels that read it at run time).
+fn check_built_blocks(kernels: &[KernelResources]) -> Result<()> {
+    let too_large: Vec<String> = kernels
+        .iter()
+        .filter_map(|k| {
+            let block = built_block(&k.name)?;
+            let max = max_block(k.registers);
+            (block > max).then(|| {
+                format!(
+                    "{} ({} registers: at most {max} threads)",
+                    k.name, k.registers
+                )
+            })
+        })
+        .collect();
+    if !too_large.is_empty() {
+        bail!(
+            "kernels that cannot launch with the block they are built for:\n  {}",
+            too_large.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
 fn print_resources(kernels: &[KernelResources]) {
     println!(
-        "{:<34} {:>5} {:>7} {:>7} {:>6} {:>8}",
-        "kernel", "regs", "spill-st", "spill-ld", "stack", "barriers"
+        "{:<34} {:>5} {:>9} {:>7} {:>7} {:>6} {:>8}",
+        "kernel", "regs", "max-block", "spill-st", "spill-ld", "stack", "barriers"
     );
     for k in kernels {
         println!(
-            "{:<34} {:>5} {:>7} {:>7} {:>6} {:>8}",
-            k.name, k.registers, k.spill_stores, k.spill_loads, k.stack_bytes, k.barriers
+            "{:<34} {:>5} {:>9} {:>7} {:>7} {:>6} {:>8}",
+            k.name,
+            k.registers,
+            max_block(k.registers),
+            k.spill_stores,
+            k.spill_loads,
+            k.stack_bytes,
+            k.barriers
         );
     }
     let spilling = kernels
@@ -335,8 +389,12 @@ fn print_resources(kernels: &[KernelResources]) {
         .filter(|k| k.spill_stores + k.spill_loads > 0)
         .count();
     let max_regs = kernels.iter().map(|k| k.registers).max().unwrap_or(0);
+    let below_largest = kernels
+        .iter()
+        .filter(|k| max_block(k.registers) < MAX_THREADS_PER_BLOCK)
+        .count();
     println!(
-        "{} kernels assembled: up to {max_regs} registers, {spilling} with spills; shared memory is dynamic (sized per launch by the host's version table)",
+        "{} kernels assembled: up to {max_regs} registers, {spilling} with spills, {below_largest} whose registers allow fewer than {MAX_THREADS_PER_BLOCK} threads a block (max-block); shared memory is dynamic (sized per launch by the host's version table)",
         kernels.len()
     );
 }
@@ -344,6 +402,45 @@ fn print_resources(kernels: &[KernelResources]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn registers_bound_the_block_as_the_driver_says() {
+        // The H100's driver: 56 and 64 registers launch 1024 threads, 68 launch 896.
+        assert_eq!(max_block(56), 1024);
+        assert_eq!(max_block(64), 1024);
+        assert_eq!(max_block(65), 896);
+        assert_eq!(max_block(68), 896);
+        assert_eq!(max_block(128), 512);
+        assert_eq!(max_block(167), 384);
+        assert_eq!(max_block(255), 256);
+        assert_eq!(max_block(0), 1024);
+    }
+
+    #[test]
+    fn a_kernel_built_for_a_block_it_cannot_launch_fails_the_build() {
+        let kernel = |name: &str, registers| KernelResources {
+            name: name.into(),
+            registers,
+            ..Default::default()
+        };
+        assert_eq!(built_block("reduce_v5_f32_sum_b256"), Some(256));
+        assert_eq!(built_block("reduce_v8_bf16_argmax"), None);
+        assert_eq!(built_block("columns_bf16_sum"), None);
+        let fits = [
+            kernel("reduce_v5_f32_sum_b1024", 64),
+            kernel("reduce_v5_f32_sum_b512", 128),
+            // Read at run time: the library picks a block that fits.
+            kernel("reduce_v8_bf16_argmax", 72),
+        ];
+        assert!(check_built_blocks(&fits).is_ok());
+        let error = check_built_blocks(&[kernel("reduce_v5_f32_sum_b1024", 68)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("reduce_v5_f32_sum_b1024 (68 registers: at most 896 threads)"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn arch_is_checked_against_the_ptxas_targets() {
