@@ -178,7 +178,7 @@ fn host_time_per_call(reducer: &Reducer) -> Result<()> {
 /// The job the library plans for an f32 sum of `n` elements with v8 on `gpu`.
 fn planned(gpu: &Gpu, n: usize) -> Result<Job<'static>> {
     let version = Version::fastest();
-    let block = version.tuned_block(n);
+    let block = gpu.tuned_block::<f32, Sum>(version, n)?;
     let name = plan::entry_name::<f32, Sum>(version, block);
     let shared = plan::shared_bytes(version, block, Sizes::of::<f32, Sum>());
     let resident = gpu.resident(&name, block, shared, None)?;

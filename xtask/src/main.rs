@@ -342,8 +342,9 @@ fn built_block(name: &str) -> Option<u32> {
     name.rsplit_once("_b")?.1.parse().ok()
 }
 
-/// Fails where a kernel built for one block size has too many registers to launch with it
-/// (the library falls back to a smaller block only for kernels that read it at run time).
+/// Fails where a kernel built for one block size has too many registers to launch with it:
+/// that entry point could never run (the library's fallback to a smaller block picks another
+/// entry point, and a block the user chooses would be refused).
 fn check_built_blocks(kernels: &[KernelResources]) -> Result<()> {
     let too_large: Vec<String> = kernels
         .iter()
@@ -360,7 +361,7 @@ fn check_built_blocks(kernels: &[KernelResources]) -> Result<()> {
         .collect();
     if !too_large.is_empty() {
         bail!(
-            "kernels that cannot launch with the block they are built for:\n  {}",
+            "kernels that cannot launch with the block they are built for (the PTX above is written; the kernels need fewer registers):\n  {}",
             too_large.join("\n  ")
         );
     }

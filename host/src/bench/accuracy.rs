@@ -174,9 +174,13 @@ pub fn run(sizes: &[usize], options: &BenchOptions) -> Result<bool> {
         };
         for &version in &versions {
             eprintln!("accuracy: {n} elements: {version}");
-            let block = options.block.unwrap_or_else(|| version.tuned_block(n));
-            let got = timer
-                .reduce::<f32, Sum>(version, block, None, &ptr, n, once)
+            let block = match options.block {
+                Some(block) => Ok(block),
+                None => gpu.tuned_block::<f32, Sum>(version, n),
+            };
+            let got = block
+                .map_err(anyhow::Error::from)
+                .and_then(|block| timer.reduce::<f32, Sum>(version, block, None, &ptr, n, once))
                 .map(|run| <Sum as Operation<f32>>::output(run.value));
             rows.push(row(version.name().to_string(), got));
         }

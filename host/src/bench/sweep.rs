@@ -263,28 +263,32 @@ fn run_case<T: HostElement>(
     for &version in &options.versions {
         bar.set_message(format!("{dtype} {}: {}", size_label(n), version.name()));
         let row = base(Subject::Version(version));
-        let block = options.block.unwrap_or_else(|| version.tuned_block(n));
-        rows.push(
-            match timer.reduce::<T, Sum>(version, block, None, &pointers, n, options.timing) {
-                Ok(run) => {
-                    let additions = launch_plan::additions_per_element(version, &run.passes);
-                    let got = <Sum as Operation<T>>::output(run.value);
-                    let verdict = <Sum as Checked<T>>::check(got, &expected, additions);
-                    timed_row(row, &run, run.passes.len(), bytes, &verdict)
-                }
-                Err(e) => {
-                    let error = format!("{e:#}");
-                    bar.suspend(|| {
-                        eprintln!(
-                            "error: {dtype} {} {}: {error}",
-                            size_label(n),
-                            version.name()
-                        )
-                    });
-                    row.failed(error)
-                }
-            },
-        );
+        let block = match options.block {
+            Some(block) => Ok(block),
+            None => gpu.tuned_block::<T, Sum>(version, n),
+        };
+        let run = block.map_err(anyhow::Error::from).and_then(|block| {
+            timer.reduce::<T, Sum>(version, block, None, &pointers, n, options.timing)
+        });
+        rows.push(match run {
+            Ok(run) => {
+                let additions = launch_plan::additions_per_element(version, &run.passes);
+                let got = <Sum as Operation<T>>::output(run.value);
+                let verdict = <Sum as Checked<T>>::check(got, &expected, additions);
+                timed_row(row, &run, run.passes.len(), bytes, &verdict)
+            }
+            Err(e) => {
+                let error = format!("{e:#}");
+                bar.suspend(|| {
+                    eprintln!(
+                        "error: {dtype} {} {}: {error}",
+                        size_label(n),
+                        version.name()
+                    )
+                });
+                row.failed(error)
+            }
+        });
         pointers.rotate_left(runs % case.copies);
         bar.inc(1);
     }

@@ -30,8 +30,11 @@
 pub mod gpu;
 pub mod sim;
 
+use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::op::Operation;
 use crate::plan::Job;
+use crate::version::Version;
 use gpu::Gpu;
 use kernels_gpu::launch::BLOCK_SIZES;
 use sim::Sim;
@@ -83,6 +86,20 @@ impl Backend {
         match self {
             Backend::Gpu(gpu) => gpu.max_block(name),
             Backend::Sim(_) => Ok(BLOCK_SIZES[BLOCK_SIZES.len() - 1]),
+        }
+    }
+
+    /// The block `version` runs `len` elements of `T` with `O` on: its tuned block, or on a GPU
+    /// whose registers do not allow it, the largest built size that fits
+    /// ([`crate::plan::runnable_block`]).
+    pub fn tuned_block<T: Element, O: Operation<T>>(
+        &self,
+        version: Version,
+        len: usize,
+    ) -> Result<u32> {
+        match self {
+            Backend::Gpu(gpu) => gpu.tuned_block::<T, O>(version, len),
+            Backend::Sim(_) => Ok(version.tuned_block(len)),
         }
     }
 

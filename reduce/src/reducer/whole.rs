@@ -201,22 +201,24 @@ impl Reducer {
     /// [`Reducer::with_block_size`], else the version's tuned block for `len`, or on a GPU that
     /// cannot run that many threads of its kernel (the kernel's registers), the largest size
     /// it can ([`plan::runnable_block`]). A chosen block that is too large is reported as
-    /// [`Error::BlockTooLarge`] when the reduction runs.
+    /// [`Error::BlockTooLarge`] when the reduction runs. A version not built for `T` and `O` is
+    /// [`Error::Unsupported`].
     ///
     /// ```
-    /// use reduce_rs::{Reducer, ops::Sum};
+    /// use half::bf16;
+    /// use reduce_rs::{Error, Reducer, Version, ops::Sum};
     /// let reducer = Reducer::simulator();
     /// assert_eq!(reducer.block_for::<f32, Sum>(1 << 15)?, 1024);
-    /// assert_eq!(reducer.with_block_size(128)?.block_for::<f32, Sum>(1 << 15)?, 128);
+    /// let v3 = reducer.with_version(Version::find("v3")?);
+    /// assert!(matches!(v3.block_for::<bf16, Sum>(1 << 15), Err(Error::Unsupported { .. })));
+    /// assert_eq!(v3.with_block_size(128)?.block_for::<f32, Sum>(1 << 15)?, 128);
     /// # Ok::<(), reduce_rs::Error>(())
     /// ```
     pub fn block_for<T: Element, O: Operation<T>>(&self, len: usize) -> Result<u32> {
+        self.check_supported::<T, O>()?;
         match self.block {
             Some(block) => Ok(block),
-            None => plan::runnable_block(self.version.tuned_block(len), |block| {
-                self.backend
-                    .max_block(&plan::entry_name::<T, O>(self.version, block))
-            }),
+            None => self.backend.tuned_block::<T, O>(self.version, len),
         }
     }
 

@@ -83,7 +83,7 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
     match case.spec() {
         None => {
             let version = Version::fastest();
-            let block = version.tuned_block(input.len());
+            let block = gpu.tuned_block::<T, O>(version, input.len())?;
             let run = timer.reduce::<T, O>(version, block, None, &pointers, input.len(), timing)?;
             let additions = plan::additions_per_element(version, &run.passes);
             let verdict = O::check(O::output(run.value), &O::reference(&input), additions);

@@ -8,8 +8,11 @@ mod buffer;
 pub mod kernels;
 pub mod ptx;
 
+use crate::element::Element;
 use crate::error::{DriverContext, Error, GpuUnavailable, Result};
+use crate::op::Operation;
 use crate::plan::{self, Job, SegmentOffsets, Work};
+use crate::version::Version;
 pub use buffer::DeviceBuffer;
 pub(crate) use buffer::make_current;
 use buffer::{Growing, PinnedBuffer};
@@ -217,6 +220,18 @@ impl Gpu {
     /// The most threads per block the kernel `name` can be launched with on this GPU.
     pub fn max_block(&self, name: &str) -> Result<u32> {
         self.kernels.max_block(name)
+    }
+
+    /// The block `version` runs `len` elements of `T` with `O` on this GPU: its tuned block,
+    /// or the largest built size its kernel's registers allow ([`plan::runnable_block`]).
+    pub fn tuned_block<T: Element, O: Operation<T>>(
+        &self,
+        version: Version,
+        len: usize,
+    ) -> Result<u32> {
+        plan::runnable_block(version.tuned_block(len), |block| {
+            self.max_block(&plan::entry_name::<T, O>(version, block))
+        })
     }
 
     /// The kernel `name` and the blocks of `block` threads the whole GPU runs at once.
