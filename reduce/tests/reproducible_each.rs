@@ -496,3 +496,45 @@ fn the_mode_names_its_row_kernels() {
         "rows_warp_i32_sum"
     );
 }
+
+/// A plan made in the reproducible mode launches the reproducible twin it was counted for (its
+/// block, grid and scratch of states), even when a reducer in the plain mode builds its job:
+/// as `bench --shapes` times the twins beside the plain kernels. Each result is the bits the
+/// reproducible `reduce_each` gives.
+#[test]
+fn a_reproducible_plan_runs_its_twin_whatever_mode_builds_the_job() {
+    use reduce_rs::backend::sim::Sim;
+    use reduce_rs::ops::Sum;
+    use reduce_rs::plan::SegmentOffsets;
+    use reduce_rs::plan::shapes::ShapeKernel;
+    let plain = Reducer::simulator();
+    let reproducible = Reducer::simulator().with_reproducible(true);
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let (rows, cols) = (6, 3000);
+    let values = wide_f32(&mut rng, rows * cols);
+    let input: Vec<bf16> = values.iter().map(|&v| bf16::from_f32(v)).collect();
+    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
+    for shape in [Shape::rows(rows, cols), Shape::columns(rows, cols)] {
+        let expected: Vec<f32> = reproducible.reduce_each(Sum, &input, shape).unwrap();
+        for &kernel in ShapeKernel::ALL {
+            let Some((plan, name)) = reproducible.plan_each_with::<bf16, Sum>(&shape, kernel)
+            else {
+                continue;
+            };
+            let job = plain.job_each::<bf16, Sum>(&shape, plan, SegmentOffsets::None, input.len());
+            assert_eq!(job.kernel, name);
+            let out = Sim::new(Schedule::InOrder)
+                .run(&job, &bytes)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let got: Vec<f32> = out
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{name} over {shape:?}"
+            );
+        }
+    }
+}

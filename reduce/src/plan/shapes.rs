@@ -166,6 +166,10 @@ fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
 pub struct ShapePlan {
     /// The kernel that runs.
     pub kernel: ShapeKernel,
+    /// Whose kernel: the plain one or its reproducible twin. A plan keeps it so that it
+    /// launches the kernel its grid, block and scratch were counted for, whatever mode the
+    /// reducer that runs it is in.
+    pub family: Family,
     /// Its launch grid.
     pub launch: LaunchGrid,
     /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`);
@@ -359,6 +363,7 @@ pub(crate) fn plan_layout(
         let shared_bytes = shared_bytes_of(kernel.info().shared, block, sizes, tile_accumulators);
         ShapePlan {
             kernel,
+            family,
             launch: LaunchGrid {
                 grid: grid.clamp(1, MAX_GRID) as u32,
                 block,

@@ -169,7 +169,7 @@ impl Reducer {
     /// assert_eq!((plan.kernel, name.as_str()), (ShapeKernel::RowsWarp, "rows_warp_f32_sum"));
     /// ```
     pub fn plan_each<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>) -> (ShapePlan, String) {
-        let (plan, name, _) = self.layout_plan::<T, O>(Layout::of(shape), None);
+        let (plan, name) = self.layout_plan::<T, O>(Layout::of(shape), None);
         (plan, name)
     }
 
@@ -196,7 +196,7 @@ impl Reducer {
         kernel: ShapeKernel,
     ) -> Option<(ShapePlan, String)> {
         crate::plan::shapes::fits(kernel, shape).then(|| {
-            let (plan, name, _) = self.layout_plan::<T, O>(Layout::of(shape), Some(kernel));
+            let (plan, name) = self.layout_plan::<T, O>(Layout::of(shape), Some(kernel));
             (plan, name)
         })
     }
@@ -204,8 +204,9 @@ impl Reducer {
     /// The job that runs `plan` over the `len` elements of `shape` (the segments' offsets in
     /// `offsets`): what [`Reducer::reduce_each`] hands to the backend, for a plan of one's own
     /// — one from [`Reducer::plan_each`] or [`Reducer::plan_each_with`], perhaps with another
-    /// split ([`ShapePlan::with_split`]). The entry point and the scratch's sizes are the
-    /// mode's, as `reduce_each` would use them.
+    /// split ([`ShapePlan::with_split`]). The entry point and the scratch's sizes are those of
+    /// the plan's [`Family`], as `reduce_each` would use them: a plan made in the reproducible
+    /// mode launches the reproducible twin, whatever mode `self` is in now.
     ///
     /// ```
     /// use reduce_rs::plan::SegmentOffsets;
@@ -216,6 +217,11 @@ impl Reducer {
     /// let five_bands = plan.with_split(5).expect("a split the layout allows");
     /// let job = reducer.job_each::<f32, Sum>(&columns, five_bands, SegmentOffsets::None, 700 * 64);
     /// assert_eq!((job.kernel.as_str(), job.len), (name.as_str(), 700 * 64));
+    /// // A reproducible plan stays reproducible.
+    /// let (plan, name) = Reducer::simulator().with_reproducible(true).plan_each::<f32, Sum>(&columns);
+    /// let job = reducer.job_each::<f32, Sum>(&columns, plan, SegmentOffsets::None, 700 * 64);
+    /// assert_eq!(job.kernel, name);
+    /// assert!(name.starts_with("reproducible_"));
     /// ```
     pub fn job_each<'a, T: Element, O: Operation<T>>(
         &self,
@@ -224,31 +230,30 @@ impl Reducer {
         offsets: SegmentOffsets<'a>,
         len: usize,
     ) -> Job<'a> {
-        let (family, sizes) = self.family::<T, O>();
-        let kernel = family.entry(plan.kernel, T::DTYPE, O::KIND);
-        job_for::<T, O>(Layout::of(shape), plan, kernel, sizes, offsets, len)
+        job_for::<T, O>(Layout::of(shape), plan, offsets, len)
     }
 
     /// The kernels a reduction of `T` with `O` runs, and the sizes their scratch is counted in:
     /// the reproducible twins of the shape kernels where the mode covers the reduction (their
     /// partials are states), else the shape kernels.
     fn family<T: Element, O: Operation<T>>(&self) -> (Family, Sizes) {
-        if self.reproducible_kernel::<T, O>().is_some() {
-            (Family::Reproducible, repro::sizes(T::DTYPE))
+        let family = if self.reproducible_kernel::<T, O>().is_some() {
+            Family::Reproducible
         } else {
-            (Family::Plain, Sizes::of::<T, O>())
-        }
+            Family::Plain
+        };
+        (family, sizes_of::<T, O>(family))
     }
 
-    /// The plan of a reduction of `T` with `O` laid out as `layout`, its entry point, and the
-    /// sizes its scratch is counted in: the reproducible twins of the shape kernels where the
-    /// mode covers the reduction (their partials are states), else the shape kernels;
-    /// `forced` names the kernel instead of choosing it.
+    /// The plan of a reduction of `T` with `O` laid out as `layout`, and its entry point: the
+    /// reproducible twins of the shape kernels where the mode covers the reduction (their
+    /// partials are states), else the shape kernels; `forced` names the kernel instead of
+    /// choosing it.
     fn layout_plan<T: Element, O: Operation<T>>(
         &self,
         layout: Layout,
         forced: Option<ShapeKernel>,
-    ) -> (ShapePlan, String, Sizes) {
+    ) -> (ShapePlan, String) {
         let (family, sizes) = self.family::<T, O>();
         let name_of = |kernel: ShapeKernel| family.entry(kernel, T::DTYPE, O::KIND);
         // The plain kernels are built for one block size; the reproducible ones take the
@@ -269,7 +274,7 @@ impl Reducer {
                 .unwrap_or_else(|_| plan::resident_blocks(1, block))
         };
         let plan = plan_layout(layout, sizes, family, block, resident, forced);
-        (plan, name_of(plan.kernel), sizes)
+        (plan, name_of(plan.kernel))
     }
 
     /// The job of a reduction of `len` elements laid out as `layout`, the segments' offsets in
@@ -280,21 +285,31 @@ impl Reducer {
         offsets: SegmentOffsets<'a>,
         len: usize,
     ) -> Job<'a> {
-        let (plan, kernel, sizes) = self.layout_plan::<T, O>(layout, None);
-        job_for::<T, O>(layout, plan, kernel, sizes, offsets, len)
+        let (plan, _) = self.layout_plan::<T, O>(layout, None);
+        job_for::<T, O>(layout, plan, offsets, len)
     }
 }
 
-/// The job of `plan` (entry point `kernel`, scratch counted in `sizes`) over `len` elements
-/// laid out as `layout`, the segments' offsets in `offsets`.
+/// The sizes the scratch of `family`'s kernels for `T` and `O` is counted in: the element's
+/// and the accumulator's, or the reproducible state's.
+fn sizes_of<T: Element, O: Operation<T>>(family: Family) -> Sizes {
+    match family {
+        Family::Plain => Sizes::of::<T, O>(),
+        Family::Reproducible => repro::sizes(T::DTYPE),
+    }
+}
+
+/// The job of `plan` over `len` elements laid out as `layout`, the segments' offsets in
+/// `offsets`: the entry point of the plan's family and kernel, its scratch counted in that
+/// family's sizes.
 fn job_for<'a, T: Element, O: Operation<T>>(
     layout: Layout,
     plan: ShapePlan,
-    kernel: String,
-    sizes: Sizes,
     offsets: SegmentOffsets<'a>,
     len: usize,
 ) -> Job<'a> {
+    let kernel = plan.family.entry(plan.kernel, T::DTYPE, O::KIND);
+    let sizes = sizes_of::<T, O>(plan.family);
     // The kernels' `(segments, segment_len)`: rows and their length, or columns and the
     // rows, or the segments (their lengths come from the offsets).
     let (segments, segment_len, results) = match layout {
