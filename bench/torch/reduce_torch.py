@@ -30,7 +30,7 @@ DTYPES = ["f32", "f64", "f16", "bf16", "i64", "u64"]
 CASE_OPS = {
     "whole": ["sum", "mean", "max", "argmax", "argmin"],
     "rows": ["sum", "mean", "max", "max_idx", "argmax"],
-    "columns": ["sum"],
+    "columns": ["sum", "mean", "max", "argmax"],
     "segments": ["sum", "max"],
 }
 # What each op calls (x: the input; for rows and columns the rows x cols view).
@@ -46,6 +46,9 @@ OP_CALLS = {
     ("rows", "max_idx"): "x.max(dim=1) (values and indices)",
     ("rows", "argmax"): "x.argmax(dim=1)",
     ("columns", "sum"): "x.sum(dim=0)",
+    ("columns", "mean"): "x.mean(dim=0)",
+    ("columns", "max"): "x.amax(dim=0)",
+    ("columns", "argmax"): "x.argmax(dim=0)",
     ("segments", "sum"): "torch.segment_reduce(x, 'sum', offsets=offsets, unsafe=True)",
     ("segments", "max"): "torch.segment_reduce(x, 'max', offsets=offsets, unsafe=True)",
 }
@@ -388,7 +391,8 @@ def make_call(layout, op, offsets_dev):
                 "max": lambda x: x.amax(dim=1), "max_idx": lambda x: x.max(dim=1),
                 "argmax": lambda x: x.argmax(dim=1)}[op]
     if case == "columns":
-        return lambda x: x.sum(dim=0)
+        return {"sum": lambda x: x.sum(dim=0), "mean": lambda x: x.mean(dim=0),
+                "max": lambda x: x.amax(dim=0), "argmax": lambda x: x.argmax(dim=0)}[op]
     return lambda x: torch.segment_reduce(x, op, offsets=offsets_dev, axis=0, unsafe=True)
 
 

@@ -3,6 +3,7 @@
 //! write the peers' common CSV.
 
 use super::{PeerCase, PeerRun};
+use crate::element::OpKind;
 use crate::timing::Timing;
 use std::path::Path;
 use std::process::Command;
@@ -11,6 +12,20 @@ use std::process::Command;
 pub const REDUCE_TORCH: &str = "torch/reduce_torch.py";
 /// PyTorch + NCCL over several GPUs, in the peers' folder.
 pub const ALLREDUCE_TORCH: &str = "torch/allreduce_torch.py";
+
+/// What `reduce_torch.py` times (its `CASE_OPS`; `kind` as [`PeerCase::kind`]): sum, mean,
+/// max, argmax and argmin of whole arrays; sum, mean, max and argmax of rows and columns; sum
+/// and max of segments (`torch.segment_reduce`). The bench asks it for nothing else, so that
+/// a case it does not offer is not taken for a PyTorch that cannot run.
+pub fn reduce_torch_has(kind: &str, op: OpKind) -> bool {
+    use OpKind::*;
+    match kind {
+        "whole" => matches!(op, Sum | Mean | Max | ArgMax | ArgMin),
+        "rows" | "columns" => matches!(op, Sum | Mean | Max | ArgMax),
+        "segments" => matches!(op, Sum | Max),
+        _ => false,
+    }
+}
 
 /// Runs `reduce_torch.py` (`script`) on `case`, appending its rows to `csv`.
 pub fn run_case(script: &Path, case: &PeerCase, timing: Timing, csv: &Path) -> PeerRun {
@@ -43,4 +58,36 @@ pub fn run_allreduce(
         .env("NCCL_NVLS_ENABLE", "0")
         .output();
     PeerRun::of(&output, "python3")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`reduce_torch_has`] says what the script's `CASE_OPS` says, for every kind and op.
+    #[test]
+    fn the_bench_asks_pytorch_for_what_the_script_offers() {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../bench")
+            .join(REDUCE_TORCH);
+        let text = std::fs::read_to_string(&script).expect("reduce_torch.py");
+        let table = text
+            .split("CASE_OPS = {")
+            .nth(1)
+            .and_then(|rest| rest.split('}').next())
+            .expect("CASE_OPS in reduce_torch.py");
+        for kind in ["whole", "rows", "columns", "segments"] {
+            let line = table
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("\"{kind}\":")))
+                .unwrap_or_else(|| panic!("{kind} in CASE_OPS"));
+            for op in OpKind::ALL {
+                assert_eq!(
+                    reduce_torch_has(kind, op),
+                    line.contains(&format!("\"{}\"", op.name())),
+                    "{kind} {op:?}: {line}"
+                );
+            }
+        }
+    }
 }

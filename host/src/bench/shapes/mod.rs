@@ -127,6 +127,7 @@ fn run_peers(
         let peer = peer_case(case);
         if let Ok(script) = &script
             && !notes.gave_up(Peer::Torch)
+            && torch::reduce_torch_has(peer.kind, case.op)
             && let PeerRun::CouldNotRun(why) = torch::run_case(script, &peer, timing, &csv)
         {
             notes.not_timed(Peer::Torch, &why);
