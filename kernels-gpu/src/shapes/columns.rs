@@ -40,7 +40,7 @@
 //! accumulators, `retired` one counter per tile, 0 before the launch and set back to 0. Shared
 //! memory: [`shared_accumulators`] accumulators and the ticket.
 
-use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, VectorSlice, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down};
+use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down};
 use crate::element::{Element, Vector16};
 use crate::launch::elements_per_vector;
 use crate::ops::Reduction;
@@ -48,15 +48,6 @@ use crate::params::Scratch;
 
 /// Rows each thread loads before combining them.
 pub const LOADS_IN_FLIGHT: usize = 8;
-
-/// Rows each thread of an `element`-byte type loads before combining them: [`LOADS_IN_FLIGHT`],
-/// and in the experiment `--cfg reduce_exp_col_loads_by_type` half of it for 16-bit types,
-/// whose vectors carry twice the values (32 values a thread either way, fewer registers).
-/// Bands stay whole runs of [`LOADS_IN_FLIGHT`] loads, so a smaller count never leaves a tail.
-#[inline(always)]
-pub const fn loads_in_flight(element: usize) -> usize {
-    if cfg!(reduce_exp_col_loads_by_type) && element == 2 { LOADS_IN_FLIGHT / 2 } else { LOADS_IN_FLIGHT }
-}
 
 /// The most lanes a 16-byte vector has (8 of a 16-bit type): the size of a thread's array of
 /// running values, of which the first `L` are used (the rest are never touched, and vanish).
@@ -163,17 +154,30 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     // This thread's rows of the band: its columns' running values.
     let mut running = [R::START; MAX_LANES];
     let (head, vectors, _) = input.split_vectors();
-    let row = band_start + row_offset;
+    let mut row = band_start + row_offset;
     let step = rows_per_step;
     if head == 0 && cols.is_multiple_of(lanes) {
         // Every row starts on a 16-byte boundary: one vector of the group per row.
         let per_row = cols / lanes;
         if group < per_row {
-            // A constant count of loads for each element type (a const generic).
-            if loads_in_flight(size_of::<T>()) == LOADS_IN_FLIGHT {
-                walk_vectors::<T, R, LOADS_IN_FLIGHT>(&vectors, per_row, group, (row, band_end, step), &mut running);
-            } else {
-                walk_vectors::<T, R, { LOADS_IN_FLIGHT / 2 }>(&vectors, per_row, group, (row, band_end, step), &mut running);
+            while row + (LOADS_IN_FLIGHT - 1) * step < band_end {
+                let loaded = vectors.load_strided::<LOADS_IN_FLIGHT>(row * per_row + group, step * per_row);
+                T::Vector16::for_lanes(|k| {
+                    // A constant trip count: unrolled, every value in a register.
+                    let mut acc = R::IDENTITY;
+                    let mut j = 0;
+                    while j < LOADS_IN_FLIGHT {
+                        acc = R::combine(acc, R::lift(loaded[j].lanes()[k], row + j * step));
+                        j += 1;
+                    }
+                    running[k] = R::accumulate(running[k], acc);
+                });
+                row += LOADS_IN_FLIGHT * step;
+            }
+            while row < band_end {
+                let vector = vectors.load(row * per_row + group);
+                T::Vector16::for_lanes(|k| running[k] = R::accumulate(running[k], R::lift(vector.lanes()[k], row)));
+                row += step;
             }
         }
     } else {
@@ -315,37 +319,6 @@ fn gather_rows<T: Element, R: Reduction<T>>(
         });
     }
     values
-}
-
-/// The group `group` of columns (one vector of each row, `per_row` vectors a row) over rows
-/// `row, row + step, …` below `end`, `LOADS` rows at a time, into the running values.
-#[inline(always)]
-fn walk_vectors<T: Element, R: Reduction<T>, const LOADS: usize>(
-    vectors: &VectorSlice<T>,
-    per_row: usize,
-    group: usize,
-    (mut row, end, step): (usize, usize, usize),
-    running: &mut [R::Running; MAX_LANES],
-) {
-    while row + (LOADS - 1) * step < end {
-        let loaded = vectors.load_strided::<LOADS>(row * per_row + group, step * per_row);
-        T::Vector16::for_lanes(|k| {
-            // A constant trip count: unrolled, every value in a register.
-            let mut acc = R::IDENTITY;
-            let mut j = 0;
-            while j < LOADS {
-                acc = R::combine(acc, R::lift(loaded[j].lanes()[k], row + j * step));
-                j += 1;
-            }
-            running[k] = R::accumulate(running[k], acc);
-        });
-        row += LOADS * step;
-    }
-    while row < end {
-        let vector = vectors.load(row * per_row + group);
-        T::Vector16::for_lanes(|k| running[k] = R::accumulate(running[k], R::lift(vector.lanes()[k], row)));
-        row += step;
-    }
 }
 
 /// Column `column` over rows `row, row + step, …` below `end_row`, `LOADS_IN_FLIGHT` rows at a
