@@ -4,6 +4,7 @@
 //! reproducible twins ([`Family::Reproducible`]), which give each lane more of a row.
 
 use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of};
+use crate::op::OpKind;
 use crate::shape::Shape;
 use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
 use kernels_gpu::shapes::columns;
@@ -17,6 +18,49 @@ pub use kernels_gpu::shapes::ShapeKernel;
 /// warp 91.3 µs and a block of 256 threads 199.9; rows of 4 KiB, a warp 89.7 and a block
 /// 121.6; rows of 8 KiB, a warp 90.1 and a block 87.9 (`docs/runs/2026-11-25-c/`).
 pub const WARP_ROW_BYTES: usize = 4 * 1024;
+
+/// Rows of at most this many bytes go to a warp each for min and max: their block per row
+/// (two vectors per thread at 8 KiB, each lifted and compared lane by lane, then a block-wide
+/// merge) costs more than the sums'. Measured on the H100 (µs, a warp / a block):
+/// `bf16` max 32768 × 4096 (8 KiB) 94.0 / 164.6, 16384 × 8192 (16 KiB) 94.4 / 89.5; `f32`
+/// max 32768 × 2048 (8 KiB) 92.1 / 108.2, 16384 × 4096 (16 KiB) 92.8 / 89.4
+/// (`docs/runs/2026-11-26-c/`).
+pub const EXTREME_WARP_ROW_BYTES: usize = 8 * 1024;
+
+/// Rows of at most this many bytes go to a warp each for argmin and argmax when there are
+/// enough of them to give a quarter of the warps the GPU holds a row (fewer: a block each).
+/// Measured on the H100 (µs, a warp / a block): `bf16` argmax 32768 × 4096 (8 KiB) 148.1 /
+/// 231.1, 16384 × 8192 141.5 / 170.8, 8192 × 16384 136.3 / 151.3, 4096 × 32768 (64 KiB)
+/// 126.4 / 139.6, but 2048 × 16384 42.1 / 43.1; `f32` argmax 32768 × 2048 93.4 / 141.1, 16384
+/// × 4096 93.7 / 101.9, 8192 × 8192 93.9 / 94.7, 4096 × 16384 94.0 / 94.9, but 2048 × 32768
+/// (128 KiB) 101.5 / 94.2 and 1024 × 16384 34.2 / 30.9 (`docs/runs/2026-11-26-c/`).
+pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
+
+/// Whether rows of `row_bytes` bytes, `rows` of them, go to a warp (or a group of its lanes)
+/// each for `op` in the plain kernels, on a GPU that holds `warps` warps of `RowsWarp` at
+/// once: sums and means up to [`WARP_ROW_BYTES`], min and max up to
+/// [`EXTREME_WARP_ROW_BYTES`], the arg operators that far too, and up to
+/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps`.
+///
+/// ```
+/// use reduce_rs::OpKind;
+/// use reduce_rs::plan::shapes::warp_per_row;
+/// let h100 = 132 * 64; // warps of rows_warp the H100 holds at once
+/// assert!(!warp_per_row(OpKind::Sum, 8192, 32768, h100));
+/// assert!(warp_per_row(OpKind::Max, 8192, 32768, h100));
+/// assert!(warp_per_row(OpKind::ArgMax, 65536, 4096, h100));
+/// assert!(!warp_per_row(OpKind::ArgMax, 65536, 1024, h100));
+/// ```
+pub fn warp_per_row(op: OpKind, row_bytes: usize, rows: usize, warps: usize) -> bool {
+    match op {
+        OpKind::Sum | OpKind::Mean => row_bytes <= WARP_ROW_BYTES,
+        OpKind::Min | OpKind::Max => row_bytes <= EXTREME_WARP_ROW_BYTES,
+        OpKind::ArgMin | OpKind::ArgMax => {
+            row_bytes <= EXTREME_WARP_ROW_BYTES
+                || (row_bytes <= ARG_WARP_ROW_BYTES && rows >= warps / 4)
+        }
+    }
+}
 
 /// Runs of rows ([`columns::band_rows`]: a group of loads for every thread of the block) in
 /// each band of a column reduction: four, so that the band's partials and its hand-over stay a
@@ -190,19 +234,19 @@ impl ShapePlan {
     /// (`RowsSplit`), which is how the new count is found.
     ///
     /// ```
-    /// use reduce_rs::Shape;
+    /// use reduce_rs::{OpKind, Shape};
     /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
     /// let f32 = Sizes { element: 4, accumulator: 4 };
-    /// let plan = plan_shape(&Shape::columns(4096, 4096), f32, |_| 132 * 3);
+    /// let plan = plan_shape(&Shape::columns(4096, 4096), OpKind::Sum, f32, |_| 132 * 3);
     /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 22));
     /// let wider = plan.with_split(99).unwrap();
     /// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
-    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), f32, |_| 132 * 2);
+    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, f32, |_| 132 * 2);
     /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
     /// let more = few_rows.with_split(64).unwrap();
     /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
-    /// assert!(plan_shape(&Shape::rows(65536, 512), f32, |_| 132 * 8).with_split(2).is_none());
-    /// assert!(plan_shape(&Shape::rows(0, 512), f32, |_| 132 * 2).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| 132 * 8).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, |_| 132 * 2).with_split(2).is_none());
     /// ```
     pub fn with_split(self, split: usize) -> Option<ShapePlan> {
         let free = matches!(self.kernel, ShapeKernel::Columns | ShapeKernel::RowsSplit);
@@ -225,15 +269,17 @@ impl ShapePlan {
     }
 }
 
-/// Chooses the kernel and launch for `shape` over elements of `sizes`, on a GPU that runs
-/// `resident(kernel)` blocks of a kernel at once.
+/// Chooses the kernel and launch for reducing `shape` with `op` over elements of `sizes`, on
+/// a GPU that runs `resident(kernel)` blocks of a kernel at once.
 pub fn plan_shape(
     shape: &Shape<'_>,
+    op: OpKind,
     sizes: Sizes,
     resident: impl Fn(ShapeKernel) -> u64,
 ) -> ShapePlan {
     plan_layout(
         Layout::of(shape),
+        op,
         sizes,
         Family::Plain,
         |k| k.block(),
@@ -271,6 +317,7 @@ pub fn plan_reproducible(
     }
     Some(plan_layout(
         Layout::of(shape),
+        OpKind::Sum,
         sizes,
         Family::Reproducible,
         block,
@@ -299,12 +346,14 @@ pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>) -> bool {
 pub fn plan_for(
     kernel: ShapeKernel,
     shape: &Shape<'_>,
+    op: OpKind,
     sizes: Sizes,
     resident: impl Fn(ShapeKernel) -> u64,
 ) -> Option<ShapePlan> {
     fits(kernel, shape).then(|| {
         plan_layout(
             Layout::of(shape),
+            op,
             sizes,
             Family::Plain,
             |k| k.block(),
@@ -341,12 +390,17 @@ impl Layout {
 /// `forced` names the kernel instead of choosing.
 pub(crate) fn plan_layout(
     layout: Layout,
+    op: OpKind,
     sizes: Sizes,
     family: Family,
     block: impl Fn(ShapeKernel) -> u32,
     resident: impl Fn(ShapeKernel) -> u64,
     forced: Option<ShapeKernel>,
 ) -> ShapePlan {
+    // The warps of `kernel` the device holds at once.
+    let warps_of = |kernel: ShapeKernel| {
+        resident(kernel).max(1) as usize * (block(kernel) / WARP_SIZE) as usize
+    };
     let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
         let block = block(kernel);
         // The reproducible twins hold in shared memory what their plain kernels do (a value
@@ -411,13 +465,14 @@ pub(crate) fn plan_layout(
         }
         Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
+            let warps_of_rows_warp = warps_of(ShapeKernel::RowsWarp);
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
             let split_wave = resident(ShapeKernel::RowsSplit).max(1) as usize;
             // Fewer rows than half a wave of `RowsSplit`'s blocks: cut them over several blocks
             // each if they are long, else a block each (below). Otherwise by row length (the
             // reproducible mode: a warp per row also when every resident warp gets a row).
             let warp = match family {
-                Family::Plain => row_bytes <= WARP_ROW_BYTES,
+                Family::Plain => warp_per_row(op, row_bytes, rows, warps_of_rows_warp),
                 Family::Reproducible => {
                     let warps =
                         resident_blocks * (block(ShapeKernel::RowsBlock) / WARP_SIZE) as usize;
@@ -464,13 +519,12 @@ pub(crate) fn plan_layout(
         }
         Layout::Segments { count, total } => {
             let average_bytes = total.div_ceil(count.max(1)) * sizes.element;
-            let warp_row_bytes = match family {
-                Family::Plain => WARP_ROW_BYTES,
-                Family::Reproducible => REPRODUCIBLE_WARP_ROW_BYTES,
-            };
-            let warp = match forced {
-                Some(kernel) => kernel == ShapeKernel::RowsWarp,
-                None => average_bytes <= warp_row_bytes,
+            let warp = match (forced, family) {
+                (Some(kernel), _) => kernel == ShapeKernel::RowsWarp,
+                (None, Family::Plain) => {
+                    warp_per_row(op, average_bytes, count, warps_of(ShapeKernel::RowsWarp))
+                }
+                (None, Family::Reproducible) => average_bytes <= REPRODUCIBLE_WARP_ROW_BYTES,
             };
             if warp {
                 rows_warp(count, average_bytes)
@@ -495,44 +549,56 @@ mod tests {
 
     #[test]
     fn chooses_the_kernel_by_shape() {
-        let short = plan_shape(&Shape::rows(65536, 512), F32, h100);
+        let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, F32, h100);
         assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 32));
-        let tiny = plan_shape(&Shape::rows(1 << 21, 32), F32, h100);
+        let tiny = plan_shape(&Shape::rows(1 << 21, 32), OpKind::Sum, F32, h100);
         assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 2));
         // Few rows of at most 64 KiB (`SPLIT_ROW_BYTES`): a block each; longer ones are cut.
-        let few_short = plan_shape(&Shape::rows(64, 512), F32, h100);
+        let few_short = plan_shape(&Shape::rows(64, 512), OpKind::Sum, F32, h100);
         assert_eq!(
             (few_short.kernel, few_short.split),
             (ShapeKernel::RowsBlock, 1)
         );
-        let few_64k = plan_shape(&Shape::rows(16, 16384), F32, h100);
+        let few_64k = plan_shape(&Shape::rows(16, 16384), OpKind::Sum, F32, h100);
         assert_eq!(few_64k.kernel, ShapeKernel::RowsBlock);
-        let few_longer = plan_shape(&Shape::rows(64, 32768), F32, h100);
+        let few_longer = plan_shape(&Shape::rows(64, 32768), OpKind::Sum, F32, h100);
         assert_eq!(
             (few_longer.kernel, few_longer.split),
             (ShapeKernel::RowsSplit, 8)
         );
-        let up_to_4k = plan_shape(&Shape::rows(32768, 1024), F32, h100);
+        let up_to_4k = plan_shape(&Shape::rows(32768, 1024), OpKind::Sum, F32, h100);
         assert_eq!(up_to_4k.kernel, ShapeKernel::RowsWarp);
-        let rows_of_8k = plan_shape(&Shape::rows(32768, 2048), F32, h100);
+        let rows_of_8k = plan_shape(&Shape::rows(32768, 2048), OpKind::Sum, F32, h100);
         assert_eq!(rows_of_8k.kernel, ShapeKernel::RowsBlock);
-        let many_long = plan_shape(&Shape::rows(8192, 8192), F32, h100);
+        // Max and argmax keep a warp per row further (`warp_per_row`).
+        let kernel = |op, rows, cols| plan_shape(&Shape::rows(rows, cols), op, F32, h100).kernel;
+        assert_eq!(kernel(OpKind::Max, 32768, 2048), ShapeKernel::RowsWarp);
+        assert_eq!(kernel(OpKind::Max, 16384, 4096), ShapeKernel::RowsBlock);
+        assert_eq!(kernel(OpKind::ArgMax, 16384, 4096), ShapeKernel::RowsWarp);
+        assert_eq!(kernel(OpKind::ArgMin, 4096, 16384), ShapeKernel::RowsWarp);
+        assert_eq!(kernel(OpKind::ArgMax, 1024, 16384), ShapeKernel::RowsBlock);
+        assert_eq!(kernel(OpKind::ArgMax, 2048, 32768), ShapeKernel::RowsBlock);
+        let offsets: Vec<usize> = (0..=1000).map(|i| i * 2048).collect();
+        let segments = |op| plan_shape(&Shape::segments(&offsets), op, F32, h100).kernel;
+        assert_eq!(segments(OpKind::Sum), ShapeKernel::RowsBlock);
+        assert_eq!(segments(OpKind::Min), ShapeKernel::RowsWarp);
+        let many_long = plan_shape(&Shape::rows(8192, 8192), OpKind::Sum, F32, h100);
         assert_eq!(
             (many_long.kernel, many_long.launch.grid),
             (ShapeKernel::RowsBlock, 8192)
         );
-        let few_long = plan_shape(&Shape::rows(16, 1 << 22), F32, h100);
+        let few_long = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, F32, h100);
         assert_eq!(few_long.kernel, ShapeKernel::RowsSplit);
         assert_eq!(few_long.launch.grid as usize, 16 * few_long.split);
         assert_eq!(few_long.counters, 16);
-        let columns = plan_shape(&Shape::columns(8192, 8192), F32, h100);
+        let columns = plan_shape(&Shape::columns(8192, 8192), OpKind::Sum, F32, h100);
         assert_eq!(columns.kernel, ShapeKernel::Columns);
         // Tiles of 64 groups × 4 columns (one f32 vector each): 256 columns.
         assert_eq!(columns.counters, 32);
         assert!(columns.split > 1 && columns.partials == columns.split * 8192);
         let offsets = [0, 10, 10, 500];
         assert_eq!(
-            plan_shape(&Shape::segments(&offsets), F32, h100).kernel,
+            plan_shape(&Shape::segments(&offsets), OpKind::Sum, F32, h100).kernel,
             ShapeKernel::RowsWarp
         );
     }
@@ -542,7 +608,7 @@ mod tests {
         // The H100's wave of `columns_f32_sum` (62 registers: 4 blocks of 256 per SM).
         let wave = |_| 528;
         let plan = |rows, cols, sizes| {
-            let plan = plan_shape(&Shape::columns(rows, cols), sizes, wave);
+            let plan = plan_shape(&Shape::columns(rows, cols), OpKind::Sum, sizes, wave);
             (plan.counters, plan.split)
         };
         let bf16 = Sizes {
@@ -571,7 +637,9 @@ mod tests {
         };
         // 132 SMs × 2 blocks of 512 threads (the bf16 argmax's registers; 4 for an f32 sum).
         let resident = |_| 264;
-        let split = |rows, cols, sizes| plan_shape(&Shape::rows(rows, cols), sizes, resident).split;
+        let split = |rows, cols, sizes| {
+            plan_shape(&Shape::rows(rows, cols), OpKind::Sum, sizes, resident).split
+        };
         // One vocabulary row: a vector per thread (128256 / 4096 elements → 32 blocks), not
         // the 264 blocks of a wave.
         assert_eq!(split(1, 128256, bf16), 32);
@@ -582,7 +650,7 @@ mod tests {
         assert_eq!(split(16, 1 << 22, F32), 256);
         // Rows shorter than one vector per thread of one block: one block each, `RowsBlock`.
         assert_eq!(split(4, 1000, F32), 1);
-        let short = plan_shape(&Shape::rows(4, 1000), F32, resident);
+        let short = plan_shape(&Shape::rows(4, 1000), OpKind::Sum, F32, resident);
         assert_eq!(short.kernel, ShapeKernel::RowsBlock);
     }
 

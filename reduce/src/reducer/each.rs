@@ -273,7 +273,7 @@ impl Reducer {
                 .resident(&name_of(kernel), block, 0, self.max_blocks)
                 .unwrap_or_else(|_| plan::resident_blocks(1, block))
         };
-        let plan = plan_layout(layout, sizes, family, block, resident, forced);
+        let plan = plan_layout(layout, O::KIND, sizes, family, block, resident, forced);
         (plan, name_of(plan.kernel))
     }
 
