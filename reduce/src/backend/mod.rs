@@ -92,6 +92,14 @@ impl Backend {
     /// The block `version` runs `len` elements of `T` with `O` on: its tuned block, or on a GPU
     /// whose registers do not allow it, the largest built size that fits
     /// ([`crate::plan::runnable_block`]).
+    ///
+    /// ```
+    /// use reduce_rs::backend::{Backend, sim::Sim};
+    /// use reduce_rs::{Schedule, Version, ops::Sum};
+    /// let sim = Backend::Sim(Box::new(Sim::new(Schedule::InOrder)));
+    /// let v8 = Version::fastest();
+    /// assert_eq!(sim.tuned_block::<f32, Sum>(v8, 1 << 20).unwrap(), v8.tuned_block(1 << 20));
+    /// ```
     pub fn tuned_block<T: Element, O: Operation<T>>(
         &self,
         version: Version,

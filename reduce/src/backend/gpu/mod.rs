@@ -224,6 +224,19 @@ impl Gpu {
 
     /// The block `version` runs `len` elements of `T` with `O` on this GPU: its tuned block,
     /// or the largest built size its kernel's registers allow ([`plan::runnable_block`]).
+    ///
+    /// ```no_run
+    /// use reduce_rs::backend::gpu::Gpu;
+    /// use reduce_rs::{Version, ops::ArgMax};
+    /// # fn main() -> reduce_rs::Result<()> {
+    /// let gpu = Gpu::open(0)?; // needs a GPU
+    /// // The tuned block, or the largest built size the kernel's registers allow.
+    /// let v8 = Version::fastest();
+    /// let block = gpu.tuned_block::<half::bf16, ArgMax>(v8, 1 << 28)?;
+    /// assert!(block <= v8.tuned_block(1 << 28));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn tuned_block<T: Element, O: Operation<T>>(
         &self,
         version: Version,
