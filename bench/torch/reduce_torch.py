@@ -456,7 +456,7 @@ def check_run(out, layout, op, name, ref, x_flat_cpu, verdict, run):
             want = ref.sum / ref.len.clamp(min=1).double() if op == "mean" else ref.sum
             err = (g - want).abs()
             tol = sum_tolerance(layout, op, name, ref)
-            ok = err <= tol  # NaN: not ok (mean is offered for whole and rows, never empty)
+            ok = err <= tol  # NaN: not ok (mean is offered for whole, rows and columns, never empty)
             prop = has_nan & torch.isnan(g)
             for j in torch.nonzero(~ok & ~has_nan).flatten()[:1].tolist():
                 bad.append((j, f"{op} {g[j].item()!r}, expected {want[j].item()!r} within {tol[j].item():.3g}"))

@@ -222,9 +222,11 @@ pub fn parse_reduce_ref_csv(text: &str, dtype: DType) -> Result<Vec<Row>> {
 }
 
 /// What reduce_shapes times: sum/max/argmax/argmin of whole arrays, sum/max/argmax of rows and
-/// segments, sums of columns (`kind` as [`PeerCase::kind`]).
-pub fn reduce_shapes_has(kind: &str, op: OpKind) -> bool {
-    match kind {
+/// segments, sums of columns (`kind` as [`PeerCase::kind`]), of `f32`, `f64`, `f16`, `bf16`,
+/// `i64` and `u64` (it refuses the rest as a usage error, which would read as a CUB that
+/// cannot run at all).
+pub fn reduce_shapes_has(kind: &str, op: OpKind, dtype: DType) -> bool {
+    let op_offered = match kind {
         "whole" => matches!(
             op,
             OpKind::Sum | OpKind::Max | OpKind::ArgMax | OpKind::ArgMin
@@ -232,7 +234,8 @@ pub fn reduce_shapes_has(kind: &str, op: OpKind) -> bool {
         "rows" | "segments" => matches!(op, OpKind::Sum | OpKind::Max | OpKind::ArgMax),
         "columns" => op == OpKind::Sum,
         _ => false,
-    }
+    };
+    op_offered && !matches!(dtype, DType::I32 | DType::U32)
 }
 
 /// Runs reduce_shapes (built by [`build_reduce_shapes`]) on `case`, appending its rows (not
@@ -252,12 +255,30 @@ mod tests {
 
     #[test]
     fn reduce_shapes_times_what_cub_has() {
-        assert!(reduce_shapes_has("whole", OpKind::ArgMin));
-        assert!(reduce_shapes_has("rows", OpKind::ArgMax));
-        assert!(!reduce_shapes_has("rows", OpKind::ArgMin));
-        assert!(reduce_shapes_has("columns", OpKind::Sum));
-        assert!(!reduce_shapes_has("columns", OpKind::Max));
-        assert!(!reduce_shapes_has("segments", OpKind::Mean));
+        assert!(reduce_shapes_has("whole", OpKind::ArgMin, DType::F32));
+        assert!(reduce_shapes_has("rows", OpKind::ArgMax, DType::Bf16));
+        assert!(!reduce_shapes_has("rows", OpKind::ArgMin, DType::F32));
+        assert!(reduce_shapes_has("columns", OpKind::Sum, DType::U64));
+        assert!(!reduce_shapes_has("columns", OpKind::Max, DType::F32));
+        assert!(!reduce_shapes_has("segments", OpKind::Mean, DType::F32));
+        assert!(!reduce_shapes_has("whole", OpKind::Sum, DType::I32));
+        // The dtypes its usage line lists, and no others.
+        let source = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/cuda/reduce_shapes.cu"),
+        )
+        .expect("reduce_shapes.cu");
+        let listed = source
+            .lines()
+            .find(|l| l.contains("--dtype      comma list of"))
+            .expect("the --dtype usage line");
+        for dtype in DType::ALL {
+            assert_eq!(
+                reduce_shapes_has("whole", OpKind::Sum, dtype),
+                listed.contains(&format!(" {},", dtype.name()))
+                    || listed.contains(&format!(" {} ", dtype.name())),
+                "{dtype:?}: {listed}"
+            );
+        }
     }
 
     #[test]

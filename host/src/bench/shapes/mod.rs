@@ -127,14 +127,14 @@ fn run_peers(
         let peer = peer_case(case);
         if let Ok(script) = &script
             && !notes.gave_up(Peer::Torch)
-            && torch::reduce_torch_has(peer.kind, case.op)
+            && torch::reduce_torch_has(peer.kind, case.op, case.dtype)
             && let PeerRun::CouldNotRun(why) = torch::run_case(script, &peer, timing, &csv)
         {
             notes.not_timed(Peer::Torch, &why);
         }
         if let Ok(exe) = &cub
             && !notes.gave_up(Peer::Cub)
-            && cuda::reduce_shapes_has(peer.kind, case.op)
+            && cuda::reduce_shapes_has(peer.kind, case.op, case.dtype)
             && let PeerRun::CouldNotRun(why) = cuda::run_reduce_shapes(exe, &peer, timing, &csv)
         {
             notes.not_timed(Peer::Cub, &why);
