@@ -37,6 +37,24 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: 2003,
             },
         ),
+        // Rows of 20 KiB of f32 (10 KiB of 16-bit types): a block per row for every operator,
+        // min, max and the arg operators too (`warp_per_row`).
+        (
+            "rows_9x5003",
+            ShapeSpec::Rows {
+                rows: 9,
+                cols: 5003,
+            },
+        ),
+        // Rows of 16 KiB of f32, as many as a quarter of the simulated GPU's warps: a warp per
+        // row for argmin and argmax (their rule's second branch), a block for the others.
+        (
+            "rows_64x4003",
+            ShapeSpec::Rows {
+                rows: 64,
+                cols: 4003,
+            },
+        ),
         (
             "rows_2x40003",
             ShapeSpec::Rows {
@@ -180,9 +198,54 @@ fn run<T: HostElement, O: Checked<T> + Default>(
     Ok(())
 }
 
+/// The shapes above reach every plain shape kernel of every element type and operation with
+/// some thousands of elements (not only with a row or two of a few): the planner's choice for
+/// each is collected, and each kernel must be among them.
+fn every_kernel_is_reached() -> Result<(), Failed> {
+    use reduce_rs::plan::shapes::{Family, ShapeKernel};
+    let reducer = Reducer::simulator();
+    let mut chosen = std::collections::BTreeSet::new();
+    for (_, spec) in shapes().into_iter().filter(|(_, spec)| spec.len() >= 4096) {
+        for dtype in DType::ALL {
+            for op in OpKind::ALL {
+                chosen.insert(with_dtype_and_op!(
+                    dtype,
+                    op,
+                    chosen_kernel(&reducer, &spec)
+                ));
+            }
+        }
+    }
+    let missing: Vec<String> = DType::ALL
+        .iter()
+        .flat_map(|&dtype| OpKind::ALL.iter().map(move |&op| (dtype, op)))
+        .flat_map(|(dtype, op)| {
+            ShapeKernel::ALL
+                .iter()
+                .map(move |&kernel| Family::Plain.entry(kernel, dtype.name(), op.name()))
+        })
+        .filter(|name| !chosen.contains(name))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("no shape reaches {}", missing.join(", ")).into())
+    }
+}
+
+fn chosen_kernel<T: HostElement, O: Checked<T> + Default>(
+    reducer: &Reducer,
+    spec: &ShapeSpec,
+) -> String {
+    reducer.plan_each::<T, O>(&spec.shape()).1
+}
+
 fn main() {
     let args = Arguments::from_args();
-    let mut trials = Vec::new();
+    let mut trials = vec![Trial::test(
+        "every_kernel_is_reached",
+        every_kernel_is_reached,
+    )];
     for (label, spec) in shapes() {
         for dtype in DType::ALL {
             for op in OpKind::ALL {
