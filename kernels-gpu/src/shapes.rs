@@ -6,7 +6,7 @@
 //!
 //! | kernel | for | each |
 //! |---|---|---|
-//! | [`rows_warp`] | short rows (up to a few KiB) | warp reduces one row |
+//! | [`rows_warp`] | short rows (4 KiB for sums, 8 for min and max, up to 64 for argmax) | warp reduces one row |
 //! | [`rows_block`] | long rows, many of them; few rows up to 64 KiB | block reduces one row |
 //! | [`rows_split`] | long rows, few of them | row is cut over several blocks |
 //! | [`columns`] | columns of a row-major matrix | thread walks down one column |

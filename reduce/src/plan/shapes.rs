@@ -28,7 +28,9 @@ pub const WARP_ROW_BYTES: usize = 4 * 1024;
 pub const EXTREME_WARP_ROW_BYTES: usize = 8 * 1024;
 
 /// Rows of at most this many bytes go to a warp each for argmin and argmax when there are
-/// enough of them to give a quarter of the warps the GPU holds a row (fewer: a block each).
+/// enough of them to give a quarter of the warps the GPU holds a row (fewer such rows, longer
+/// than [`EXTREME_WARP_ROW_BYTES`]: a block each). Min and argmin were not timed; they take
+/// the rules of max and argmax, whose code they share.
 /// Measured on the H100 (µs, a warp / a block): `bf16` argmax 32768 × 4096 (8 KiB) 148.1 /
 /// 231.1, 16384 × 8192 141.5 / 170.8, 8192 × 16384 136.3 / 151.3, 4096 × 32768 (64 KiB)
 /// 126.4 / 139.6, but 2048 × 16384 42.1 / 43.1; `f32` argmax 32768 × 2048 93.4 / 141.1, 16384
@@ -40,12 +42,15 @@ pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
 /// each for `op` in the plain kernels, on a GPU that holds `warps` warps of `RowsWarp` at
 /// once: sums and means up to [`WARP_ROW_BYTES`], min and max up to
 /// [`EXTREME_WARP_ROW_BYTES`], the arg operators that far too, and up to
-/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps`.
+/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps`. Segments take the
+/// same rule by their mean length (measured on rows only).
 ///
 /// ```
 /// use reduce_rs::OpKind;
 /// use reduce_rs::plan::shapes::warp_per_row;
-/// let h100 = 132 * 64; // warps of rows_warp the H100 holds at once
+/// // An H100 holds 64 warps per SM where the registers allow (`rows_warp_bf16_argmax`, at 60
+/// // registers, gets 32: the driver's occupancy is what the planner passes).
+/// let h100 = 132 * 64;
 /// assert!(!warp_per_row(OpKind::Sum, 8192, 32768, h100));
 /// assert!(warp_per_row(OpKind::Max, 8192, 32768, h100));
 /// assert!(warp_per_row(OpKind::ArgMax, 65536, 4096, h100));
@@ -271,6 +276,17 @@ impl ShapePlan {
 
 /// Chooses the kernel and launch for reducing `shape` with `op` over elements of `sizes`, on
 /// a GPU that runs `resident(kernel)` blocks of a kernel at once.
+///
+/// ```
+/// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
+/// use reduce_rs::{OpKind, Shape};
+/// let f32 = Sizes { element: 4, accumulator: 4 };
+/// let h100 = |kernel: ShapeKernel| 132 * u64::from(2048 / kernel.block());
+/// // Rows of 8 KiB: a block each for sums, a warp each for max.
+/// let rows = Shape::rows(32768, 2048);
+/// assert_eq!(plan_shape(&rows, OpKind::Sum, f32, h100).kernel, ShapeKernel::RowsBlock);
+/// assert_eq!(plan_shape(&rows, OpKind::Max, f32, h100).kernel, ShapeKernel::RowsWarp);
+/// ```
 pub fn plan_shape(
     shape: &Shape<'_>,
     op: OpKind,
@@ -343,6 +359,16 @@ pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>) -> bool {
 /// The launch of `kernel` for `shape`, if that kernel can reduce it (the benchmark times every
 /// kernel a shape could use): the row kernels take rows and segments (`RowsSplit` only rows of
 /// equal length), `Columns` takes columns.
+///
+/// ```
+/// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_for}};
+/// use reduce_rs::{OpKind, Shape};
+/// let f32 = Sizes { element: 4, accumulator: 4 };
+/// let rows = Shape::rows(1000, 64);
+/// let plan = plan_for(ShapeKernel::RowsBlock, &rows, OpKind::Sum, f32, |_| 132 * 8).unwrap();
+/// assert_eq!((plan.kernel, plan.launch.grid), (ShapeKernel::RowsBlock, 1000));
+/// assert!(plan_for(ShapeKernel::Columns, &rows, OpKind::Sum, f32, |_| 132 * 8).is_none());
+/// ```
 pub fn plan_for(
     kernel: ShapeKernel,
     shape: &Shape<'_>,
@@ -465,14 +491,13 @@ pub(crate) fn plan_layout(
         }
         Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
-            let warps_of_rows_warp = warps_of(ShapeKernel::RowsWarp);
             let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
             let split_wave = resident(ShapeKernel::RowsSplit).max(1) as usize;
             // Fewer rows than half a wave of `RowsSplit`'s blocks: cut them over several blocks
             // each if they are long, else a block each (below). Otherwise by row length (the
             // reproducible mode: a warp per row also when every resident warp gets a row).
             let warp = match family {
-                Family::Plain => warp_per_row(op, row_bytes, rows, warps_of_rows_warp),
+                Family::Plain => warp_per_row(op, row_bytes, rows, warps_of(ShapeKernel::RowsWarp)),
                 Family::Reproducible => {
                     let warps =
                         resident_blocks * (block(ShapeKernel::RowsBlock) / WARP_SIZE) as usize;
@@ -545,6 +570,29 @@ mod tests {
     };
     fn h100(kernel: ShapeKernel) -> u64 {
         132 * u64::from(2048 / kernel.block())
+    }
+
+    #[test]
+    fn a_warp_per_row_by_operator() {
+        use OpKind::*;
+        let warps = 132 * 64;
+        for op in OpKind::ALL {
+            let limit = match op {
+                Sum | Mean => WARP_ROW_BYTES,
+                Min | Max => EXTREME_WARP_ROW_BYTES,
+                ArgMin | ArgMax => ARG_WARP_ROW_BYTES,
+            };
+            for bytes in [4096, 4097, 8192, 8193, 65536, 65537] {
+                let many = warp_per_row(op, bytes, warps, warps);
+                assert_eq!(many, bytes <= limit, "{op:?}, rows of {bytes} bytes");
+            }
+        }
+        // Past 8 KiB, the arg operators need a quarter of the warps in rows.
+        for op in [ArgMin, ArgMax] {
+            assert!(warp_per_row(op, 16384, warps / 4, warps));
+            assert!(!warp_per_row(op, 16384, warps / 4 - 1, warps));
+            assert!(warp_per_row(op, 8192, 1, warps));
+        }
     }
 
     #[test]

@@ -206,7 +206,9 @@ impl Reducer {
     /// — one from [`Reducer::plan_each`] or [`Reducer::plan_each_with`], perhaps with another
     /// split ([`ShapePlan::with_split`]). The entry point and the scratch's sizes are those of
     /// the plan's [`Family`], as `reduce_each` would use them: a plan made in the reproducible
-    /// mode launches the reproducible twin, whatever mode `self` is in now.
+    /// mode launches the reproducible twin, whatever mode `self` is in now. The plan must come
+    /// from the same `T` and `O` (another's names a kernel that may not exist: the backend
+    /// then refuses the job).
     ///
     /// ```
     /// use reduce_rs::plan::SegmentOffsets;
