@@ -174,10 +174,9 @@ pub fn run(sizes: &[usize], options: &BenchOptions) -> Result<bool> {
         };
         for &version in &versions {
             eprintln!("accuracy: {n} elements: {version}");
-            let block = match options.block {
-                Some(block) => Ok(block),
-                None => gpu.tuned_block::<f32, Sum>(version, n),
-            };
+            let block = options
+                .block
+                .map_or_else(|| gpu.tuned_block::<f32, Sum>(version, n), Ok);
             let got = block
                 .map_err(anyhow::Error::from)
                 .and_then(|block| timer.reduce::<f32, Sum>(version, block, None, &ptr, n, once))

@@ -263,10 +263,9 @@ fn run_case<T: HostElement>(
     for &version in &options.versions {
         bar.set_message(format!("{dtype} {}: {}", size_label(n), version.name()));
         let row = base(Subject::Version(version));
-        let block = match options.block {
-            Some(block) => Ok(block),
-            None => gpu.tuned_block::<T, Sum>(version, n),
-        };
+        let block = options
+            .block
+            .map_or_else(|| gpu.tuned_block::<T, Sum>(version, n), Ok);
         let run = block.map_err(anyhow::Error::from).and_then(|block| {
             timer.reduce::<T, Sum>(version, block, None, &pointers, n, options.timing)
         });

@@ -499,9 +499,8 @@ pub(crate) fn plan_layout(
             let warp = match family {
                 Family::Plain => warp_per_row(op, row_bytes, rows, warps_of(ShapeKernel::RowsWarp)),
                 Family::Reproducible => {
-                    let warps =
-                        resident_blocks * (block(ShapeKernel::RowsBlock) / WARP_SIZE) as usize;
-                    row_bytes <= REPRODUCIBLE_WARP_ROW_BYTES || rows >= warps
+                    row_bytes <= REPRODUCIBLE_WARP_ROW_BYTES
+                        || rows >= warps_of(ShapeKernel::RowsBlock)
                 }
             };
             // Measured on the H100, where a wave of `rows_split_f32_sum` is 528 blocks: 128 rows

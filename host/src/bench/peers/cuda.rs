@@ -235,7 +235,7 @@ pub fn reduce_shapes_has(kind: &str, op: OpKind, dtype: DType) -> bool {
         "columns" => op == OpKind::Sum,
         _ => false,
     };
-    op_offered && !matches!(dtype, DType::I32 | DType::U32)
+    op_offered && super::peers_take(dtype)
 }
 
 /// Runs reduce_shapes (built by [`build_reduce_shapes`]) on `case`, appending its rows (not

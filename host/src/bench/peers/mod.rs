@@ -15,6 +15,7 @@ pub mod locate;
 pub mod records;
 pub mod torch;
 
+use crate::element::DType;
 use std::process::Output;
 
 /// A peer, as its notes name it.
@@ -56,6 +57,12 @@ impl Peer {
         };
         format!("note: {} not timed: {why}{how}", self.name())
     }
+}
+
+/// Whether the peers' programs (`reduce_shapes`, `reduce_torch.py`) take elements of `dtype`:
+/// `f32`, `f64`, `f16`, `bf16`, `i64` and `u64` (their `--dtype` lists).
+pub fn peers_take(dtype: DType) -> bool {
+    !matches!(dtype, DType::I32 | DType::U32)
 }
 
 /// How a peer's run ended.

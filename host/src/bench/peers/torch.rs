@@ -39,7 +39,7 @@ pub fn reduce_torch_has(kind: &str, op: OpKind, dtype: DType) -> bool {
     };
     let dtype_offered = match kind {
         "segments" => dtype.is_float(),
-        _ => !matches!(dtype, DType::I32 | DType::U32),
+        _ => super::peers_take(dtype),
     };
     op_offered && dtype_offered
 }
