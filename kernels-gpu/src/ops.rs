@@ -61,6 +61,21 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     ) -> Self::Running {
         group_tree::<T, Self, K>(running, vectors, first)
     }
+    /// What `accumulate_group` put off, done once at the end of a thread's walk over its
+    /// groups (before `settle`). The arg operators: of all the groups that beat the ones before
+    /// them, only the last holds the thread's best, so it alone is searched for the lane with
+    /// that key, here, instead of every winner as it comes (a warp's lanes win at different
+    /// groups, and each search would run with the losers waiting). `reload(first)` loads again
+    /// the group whose vector 0 starts at element `first`; its vector `k` starts at
+    /// `first + k·stride`. The other operators have nothing to finish.
+    #[inline(always)]
+    fn resolve<const K: usize>(
+        running: Self::Running,
+        _reload: impl Fn(usize) -> [T::Vector16; K],
+        _stride: usize,
+    ) -> Self::Running {
+        running
+    }
     /// The result over `count` elements whose accumulator is `acc`.
     fn finish(acc: Self::Acc, count: usize) -> Self::Out;
     /// What the row and segment kernels write for an empty row: `0` for sums, NaN for means,
@@ -327,6 +342,17 @@ fn arg_winner<T: Element>(
     }
 }
 
+/// An arg operator's running best in a thread's walk. While `pending`, `best` holds the key of
+/// the group that won last and, as its index, the index of that group's first element: a
+/// stand-in that orders like the true index against every element outside the group (they
+/// all come before or after it), so ties with them are still settled right.
+/// [`Reduction::resolve`] finds the true index.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ArgRunning<T> {
+    best: Arg<T>,
+    pending: bool,
+}
+
 /// The first lane of `vectors` whose key is `key`: its vector and its lane in that vector.
 /// Keys are compared, lane by lane, and nothing else is kept: the group's best is known.
 #[inline(always)]
@@ -386,26 +412,48 @@ macro_rules! arg_op {
             }
             /// Where the element type finds the group's best key fast: a group that does not
             /// beat the running best is skipped (its elements come later, so a tie loses too),
-            /// and one that does is searched for the first lane with that key, comparing keys
-            /// only. Until the first element any group wins (the identity has no index).
+            /// and one that does becomes the pending best, its lane found by
+            /// [`resolve`](Reduction::resolve). Until the first element any group wins (the
+            /// identity has no index).
             #[inline(always)]
             fn accumulate_group<const K: usize>(
-                running: Arg<T>,
+                running: ArgRunning<T>,
                 vectors: &[T::Vector16; K],
                 first: impl Fn(usize) -> usize,
-            ) -> Arg<T> {
+            ) -> ArgRunning<T> {
+                let best = running.best;
                 match T::$best(vectors) {
-                    Some(key)
-                        if running.index == NO_INDEX || $better(key, running.value.$key()) =>
-                    {
-                        let (k, lane) = first_lane_with_key(vectors, T::$key, key);
-                        Arg {
-                            index: (first(k) + lane) as u64,
-                            value: T::from_key(key),
+                    Some(key) if best.index == NO_INDEX || $better(key, best.value.$key()) => {
+                        ArgRunning {
+                            best: Arg {
+                                index: first(0) as u64,
+                                value: T::from_key(key),
+                            },
+                            pending: true,
                         }
                     }
                     Some(_) => running,
                     None => group_tree::<T, Self, K>(running, vectors, first),
+                }
+            }
+            /// The pending group's first lane with the best key, comparing keys only.
+            #[inline(always)]
+            fn resolve<const K: usize>(
+                running: ArgRunning<T>,
+                reload: impl Fn(usize) -> [T::Vector16; K],
+                stride: usize,
+            ) -> ArgRunning<T> {
+                if !running.pending {
+                    return running;
+                }
+                let (first, value) = (running.best.index as usize, running.best.value);
+                let (k, lane) = first_lane_with_key(&reload(first), T::$key, value.$key());
+                ArgRunning {
+                    best: Arg {
+                        index: (first + k * stride + lane) as u64,
+                        value,
+                    },
+                    pending: false,
                 }
             }
             #[inline(always)]
@@ -413,7 +461,26 @@ macro_rules! arg_op {
                 acc
             }
             const EMPTY: Arg<T> = Self::IDENTITY;
-            plain_running!(Arg<T>);
+            type Running = ArgRunning<T>;
+            const START: ArgRunning<T> = ArgRunning {
+                best: Self::IDENTITY,
+                pending: false,
+            };
+            /// `acc` is never an element of the pending group, so its index is never the
+            /// stand-in's: the best is still pending exactly when its index did not change.
+            #[inline(always)]
+            fn accumulate(running: ArgRunning<T>, acc: Arg<T>) -> ArgRunning<T> {
+                let best = Self::combine(running.best, acc);
+                ArgRunning {
+                    best,
+                    pending: running.pending && best.index == running.best.index,
+                }
+            }
+            #[inline(always)]
+            fn settle(running: ArgRunning<T>) -> Arg<T> {
+                debug_assert!(!running.pending, "a thread's walk ends with `resolve`");
+                running.best
+            }
         }
     };
 }
@@ -558,14 +625,22 @@ mod tests {
             // best and with the identity: all -inf, both zeros), else a new one each group.
             let mut palette = [0; 4];
             let (mut tree, mut grouped) = (R::START, R::START);
+            let first = |g: usize, k: usize| base + 8 * (thread + (g * K + k) * threads);
+            let mut groups = std::vec::Vec::new();
             for g in 0..4 {
                 let fixed = round % 2 == 0 && g > 0;
                 let group = half_group::<K>(&mut seed, &mut palette, fixed)
                     .map(|lanes| crate::element::Lanes(lanes.map(of_bits)));
-                let first = |k: usize| base + 8 * (thread + (g * K + k) * threads);
-                tree = group_tree::<T, R, K>(tree, &group, first);
-                grouped = R::accumulate_group(grouped, &group, first);
+                tree = group_tree::<T, R, K>(tree, &group, |k| first(g, k));
+                grouped = R::accumulate_group(grouped, &group, |k| first(g, k));
+                groups.push(group);
             }
+            // The walk's reload: the group whose vector 0 starts at `at`, by its start.
+            let reload = |at: usize| {
+                let g = (0..groups.len()).find(|&g| first(g, 0) == at);
+                groups[g.expect("a group starts where resolve asks")]
+            };
+            let grouped = R::resolve(grouped, reload, 8 * threads);
             let (tree, grouped) = (R::settle(tree), R::settle(grouped));
             assert_eq!(
                 tree.to_words().as_ref(),

@@ -47,6 +47,10 @@ fn thread_reduce<T: Element, R: Reduction<T>, const BUG: Bug>(
         running = R::accumulate_group(running, &loaded, |k| first_of(vector + k * threads));
         vector += in_flight;
     }
+    let reload = |first: usize| {
+        vectors.load_strided::<VECTORS_IN_FLIGHT>((first - base - head) / lanes, threads)
+    };
+    running = R::resolve(running, reload, threads * lanes);
     if BUG == REMAINDER_ONCE {
         // The bug: `if` for `while`: as if at most one grid stride of vectors were left after
         // the groups of four; up to three are, and the others are never read.

@@ -16,6 +16,9 @@
 //!   floats, a thread first finds a group's best key with integer instructions on two lanes
 //!   at a time (no indices, no NaN branches), and looks for its lane only when it beats the
 //!   running best: after the first few groups, rarely ([`Reduction::accumulate_group`]).
+//!   The arg operators then search only the last group that won, once, after the loop
+//!   ([`Reduction::resolve`]): a warp's lanes win at different groups, and a search at each
+//!   win would keep the lanes that lost waiting.
 //! - **One launch.** Every block writes its partial, then `thread_fence()` and an atomic
 //!   ticket; the block that draws the last ticket knows all partials are visible and reduces
 //!   them itself (CUDA's "threadFenceReduction" pattern). No second kernel, no host round trip.
@@ -68,7 +71,8 @@ const PARTIALS_IN_FLIGHT: usize = 8;
 
 /// This thread's share of `input`: its head scalar, its vectors (`VECTORS_IN_FLIGHT` at a
 /// time, each group folded into the thread's running value by `R::accumulate_group`: as a
-/// tree, or by the group's best key), its tail scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
+/// tree, or by the group's best key, whose lane `R::resolve` finds after the loop), its tail
+/// scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
 /// arg operators: a row kernel passes where its piece of the row starts).
 #[inline(always)]
 pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
@@ -89,6 +93,11 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
         running = R::accumulate_group(running, &loaded, |k| first_of(vector + k * threads));
         vector += in_flight;
     }
+    // The arg operators' search for the lane of their best, in the one group that holds it.
+    let reload = |first: usize| {
+        vectors.load_strided::<VECTORS_IN_FLIGHT>((first - base - head) / lanes, threads)
+    };
+    running = R::resolve(running, reload, threads * lanes);
     while vector < vectors.len() {
         let value = R::vector(vectors.load(vector), first_of(vector));
         running = R::accumulate(running, value);
