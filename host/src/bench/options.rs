@@ -81,9 +81,9 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]
     pub shapes: Option<ShapesArg>,
     /// With --shapes: also time the chosen kernel with each of these splits — bands of rows
-    /// for columns, blocks per row for split rows; other kernels have no free split — to
-    /// measure which the shape wants (the planner's rule in `reduce/src/plan/shapes.rs`), e.g.
-    /// 16,32,64,128
+    /// for columns, blocks per row for split rows, at most this many blocks for whole arrays
+    /// (v8 and the reproducible sum); other kernels have no free split — to measure which the
+    /// shape wants (the planner's rules in `reduce/src/plan/`), e.g. 16,32,64,128
     #[arg(long, value_parser = parse_splits, requires = "shapes")]
     pub splits: Option<SplitList>,
     /// Instead of the timings: the relative error of every version's f32 sum, and of the

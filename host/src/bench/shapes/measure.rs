@@ -46,7 +46,6 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
             plans
         })
         .unwrap_or_default();
-    let reducer = &*reducer;
     let gpu = reducer.gpu_backend().context("a GPU")?;
     let pattern = if O::KIND == OpKind::Sum {
         Pattern::SmallIntegers
@@ -89,7 +88,30 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
             let verdict = O::check(O::output(run.value), &O::reference(&input), additions);
             let name = plan::entry_name::<T, O>(version, block);
             let check = if verdict.pass { "PASS" } else { "FAIL" };
-            out.push(row("reduce-rs", name, true, run.to_result_ms, check));
+            out.push(row(
+                "reduce-rs",
+                name.clone(),
+                true,
+                run.to_result_ms,
+                check,
+            ));
+            // v8 with at most each of `splits` blocks: its grid is its free split.
+            for &split in splits {
+                let cap = u32::try_from(split).unwrap_or(u32::MAX);
+                let run = timer.reduce::<T, O>(
+                    version,
+                    block,
+                    Some(cap),
+                    &pointers,
+                    input.len(),
+                    timing,
+                )?;
+                let additions = plan::additions_per_element(version, &run.passes);
+                let verdict = O::check(O::output(run.value), &O::reference(&input), additions);
+                let check = if verdict.pass { "PASS" } else { "FAIL" };
+                let kernel = format!("{name} max_blocks={split}");
+                out.push(row("reduce-rs", kernel, false, run.to_result_ms, check));
+            }
         }
         Some(spec) => {
             let shape = spec.shape();
@@ -139,6 +161,56 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
             }
         }
     }
+    drop(timer);
+    if case.spec().is_none() {
+        out.extend(whole_reproducible::<T, O>(
+            reducer, &input, &pointers, splits, timing, row,
+        )?);
+    }
+    Ok(out)
+}
+
+/// The reproducible sum (or mean) of the whole of `input` (at `pointers`), where the mode
+/// covers `T` × `O`: as the library launches it, then with at most each of `splits` blocks.
+/// The reducer's own grid limit is restored after.
+fn whole_reproducible<T: HostElement, O: Checked<T>>(
+    reducer: &mut Reducer,
+    input: &[T],
+    pointers: &[u64],
+    splits: &[usize],
+    timing: Timing,
+    row: impl Fn(&str, String, bool, f64, &str) -> ShapeRow,
+) -> Result<Vec<ShapeRow>> {
+    let Some(name) = reducer.reproducible_kernel::<T, O>() else {
+        return Ok(Vec::new());
+    };
+    let own_limit = reducer.max_blocks();
+    let caps = std::iter::once(None).chain(splits.iter().map(|&s| Some(s)));
+    let mut out = Vec::new();
+    for cap in caps {
+        reducer.set_max_blocks(
+            cap.map(|s| u32::try_from(s).unwrap_or(u32::MAX))
+                .or(own_limit),
+        );
+        let timer = Timer::new(reducer.gpu_backend().context("a GPU")?)?;
+        let run = timer.reduce_reproducible::<T, O>(reducer, pointers, input.len(), timing);
+        let run = run.inspect_err(|_| reducer.set_max_blocks(own_limit))?;
+        // The binned sum's error bound counts as a tree of height 3 (as the versions' bench).
+        let verdict = O::check(O::output(run.value), &O::reference(input), 3);
+        let check = if verdict.pass { "PASS" } else { "FAIL" };
+        let kernel = match cap {
+            None => name.clone(),
+            Some(split) => format!("{name} max_blocks={split}"),
+        };
+        out.push(row(
+            "reduce-rs",
+            kernel,
+            cap.is_none(),
+            run.to_result_ms,
+            check,
+        ));
+    }
+    reducer.set_max_blocks(own_limit);
     Ok(out)
 }
 
