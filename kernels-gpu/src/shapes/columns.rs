@@ -163,13 +163,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
             while row + (LOADS_IN_FLIGHT - 1) * step < band_end {
                 let loaded = vectors.load_strided::<LOADS_IN_FLIGHT>(row * per_row + group, step * per_row);
                 T::Vector16::for_lanes(|k| {
-                    // A constant trip count: unrolled, every value in a register.
-                    let mut acc = R::IDENTITY;
-                    let mut j = 0;
-                    while j < LOADS_IN_FLIGHT {
-                        acc = R::combine(acc, R::lift(loaded[j].lanes()[k], row + j * step));
-                        j += 1;
-                    }
+                    let acc = R::column_group(&loaded, k, |j| row + j * step);
                     running[k] = R::accumulate(running[k], acc);
                 });
                 row += LOADS_IN_FLIGHT * step;
