@@ -181,7 +181,7 @@ fn whole_reproducible<T: HostElement, O: Checked<T>>(
     timing: Timing,
     row: impl Fn(&str, String, bool, f64, &str) -> ShapeRow,
 ) -> Result<Vec<ShapeRow>> {
-    let Some(name) = reducer.reproducible_kernel::<T, O>() else {
+    let Some(name) = plan::reproducible::kernel_for(T::DTYPE, O::KIND) else {
         return Ok(Vec::new());
     };
     let own_limit = reducer.max_blocks();
