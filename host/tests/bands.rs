@@ -1,6 +1,7 @@
-//! Column reductions with more bands than whole runs of rows, on the simulator: the planner
-//! never asks for them (its bands hold whole runs), but `bench --shapes … --splits` does, and
-//! then the first bands of a tile hold no rows (`kernels_gpu::shapes::columns::band_rows`).
+//! Splits the planner never chooses but `bench --shapes … --splits` asks for, on the simulator:
+//! column reductions with more bands than whole runs of rows (the first bands of a tile then
+//! hold no rows: `kernels_gpu::shapes::columns::band_rows`), and rows or segments read by
+//! every power of two of lanes per row (`rows_warp`, on the planner's grid).
 //! Each launch is the planner's with its split replaced, run as the library would run it
 //! (`Reducer::job_each`); every column's sum (small integers: exact in any order) is checked,
 //! in the plain and the reproducible mode.
@@ -44,6 +45,53 @@ fn bands_beyond_the_whole_runs_hold_no_rows_and_lose_none() {
                 got,
                 expected(rows, cols),
                 "{rows} x {cols} in {split} bands (reproducible: {reproducible_mode})"
+            );
+        }
+    }
+}
+
+/// Row (or segment) sums of small integers with `lanes` lanes per row instead of the planner's.
+fn row_sums(shape: &Shape<'_>, len: usize, lanes: usize, reproducible_mode: bool) -> Vec<f32> {
+    let input: Vec<f32> = (0..len).map(|i| (i % 7) as f32 - 3.0).collect();
+    let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
+    let (plan, _) = reducer.plan_each::<f32, Sum>(shape);
+    assert_eq!(plan.kernel, reduce_rs::plan::shapes::ShapeKernel::RowsWarp);
+    let plan = plan.with_split(lanes).expect("lanes per row are free");
+    let offsets = match shape {
+        Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
+        _ => SegmentOffsets::None,
+    };
+    let job = reducer.job_each::<f32, Sum>(shape, plan, offsets, input.len());
+    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let out = Sim::new(Schedule::InOrder)
+        .run(&job, &bytes)
+        .expect("the simulator runs the launch");
+    out.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+#[test]
+fn every_power_of_two_of_lanes_reads_every_row() {
+    // 37 rows of 203 (no row starts on a 16-byte boundary but every fourth); segments of 0 to
+    // 400 elements.
+    let offsets: Vec<usize> = [0, 0, 5, 400, 401, 700, 700, 1003].to_vec();
+    let segments = Shape::segments(&offsets);
+    let row_sum =
+        |start: usize, end: usize| (start..end).map(|i| (i % 7) as f32 - 3.0).sum::<f32>();
+    for reproducible_mode in [false, true] {
+        for lanes in [1, 2, 4, 8, 16, 32] {
+            let rows = row_sums(&Shape::rows(37, 203), 37 * 203, lanes, reproducible_mode);
+            let want: Vec<f32> = (0..37).map(|r| row_sum(r * 203, (r + 1) * 203)).collect();
+            assert_eq!(
+                rows, want,
+                "rows, {lanes} lanes (reproducible: {reproducible_mode})"
+            );
+            let got = row_sums(&segments, 1003, lanes, reproducible_mode);
+            let want: Vec<f32> = offsets.windows(2).map(|w| row_sum(w[0], w[1])).collect();
+            assert_eq!(
+                got, want,
+                "segments, {lanes} lanes (reproducible: {reproducible_mode})"
             );
         }
     }

@@ -231,11 +231,12 @@ pub struct ShapePlan {
 }
 
 impl ShapePlan {
-    /// The same launch with `split` bands of rows (`Columns`) or blocks per row
-    /// (`RowsSplit`) instead of the planner's, for a benchmark that measures which split a
-    /// shape wants; `None` for the kernels whose split is not free (`RowsWarp`'s lanes per row,
-    /// `RowsBlock`), for a split of 0, for no rows or columns, and where the grid would pass
-    /// the launch limit. A plan's partials are `split` × its columns (`Columns`) or rows
+    /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`)
+    /// or lanes per row (`RowsWarp`, a power of two up to 32, on the same grid: the warps
+    /// loop over the rows) instead of the planner's, for a benchmark that measures which
+    /// split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
+    /// (or no power of two for `RowsWarp`), for no rows or columns, and where the grid would
+    /// pass the launch limit. A plan's partials are `split` × its columns (`Columns`) or rows
     /// (`RowsSplit`), which is how the new count is found.
     ///
     /// ```
@@ -250,10 +251,19 @@ impl ShapePlan {
     /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
     /// let more = few_rows.with_split(64).unwrap();
     /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
-    /// assert!(plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| 132 * 8).with_split(2).is_none());
+    /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| 132 * 8);
+    /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 32));
+    /// let fewer_lanes = short.with_split(8).unwrap();
+    /// assert_eq!((fewer_lanes.split, fewer_lanes.launch), (8, short.launch));
+    /// assert!(short.with_split(6).is_none() && short.with_split(64).is_none());
     /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, |_| 132 * 2).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, |_| 132 * 8).with_split(2).is_none());
     /// ```
     pub fn with_split(self, split: usize) -> Option<ShapePlan> {
+        if self.kernel == ShapeKernel::RowsWarp {
+            let lanes = split.is_power_of_two() && split <= WARP_SIZE as usize;
+            return (lanes && self.launch.grid > 0).then_some(ShapePlan { split, ..self });
+        }
         let free = matches!(self.kernel, ShapeKernel::Columns | ShapeKernel::RowsSplit);
         let grid = self.counters.checked_mul(split)?;
         if !free || split == 0 || grid == 0 || grid as u64 > MAX_GRID {

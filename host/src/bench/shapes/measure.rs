@@ -26,7 +26,7 @@ fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
 /// Times `case` on the GPU: the read-only kernel over the same bytes, then the library's
 /// choice of kernel and every other kernel that could reduce the shape, each checked; where
 /// the reproducible mode covers the reduction, its twins of the shape kernels too; and the
-/// chosen kernel with each of `splits` where its split is free
+/// chosen kernel (and chosen twin) with each of `splits` where its split is free
 /// ([`ShapePlan::with_split`](reduce_rs::plan::shapes::ShapePlan::with_split)).
 pub fn run_case<T: HostElement, O: Checked<T> + Default>(
     reducer: &mut Reducer,
@@ -157,7 +157,15 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                 }
             }
             for (plan, name, is_chosen) in repro_plans {
-                time_row(plan, name, "", is_chosen)?;
+                time_row(plan, name.clone(), "", is_chosen)?;
+                // The reproducible mode's choice with other splits too.
+                for &split in splits.iter().filter(|_| is_chosen) {
+                    if let Some(other) = plan.with_split(split)
+                        && split != plan.split
+                    {
+                        time_row(other, name.clone(), &format!(" split={split}"), false)?;
+                    }
+                }
             }
         }
     }
