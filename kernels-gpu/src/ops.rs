@@ -686,12 +686,13 @@ mod tests {
     /// vector `v` starting at element `base + 8 v`), through `accumulate_group` (which skips
     /// groups and searches lanes by the group's best key, where the type finds it fast)
     /// against the same loop through the lane-by-lane tree.
-    fn groups_agree_with_the_tree<T, R, const K: usize>(of_bits: fn(u16) -> T)
+    fn groups_agree_with_the_tree<T, R, const K: usize>(to_vector: fn([u16; 8]) -> T::Vector16)
     where
-        T: Element<Vector16 = crate::element::Lanes<T, 8>>,
+        T: Element,
         R: Reduction<T>,
     {
         use crate::element::tests::{half_group, next};
+        let lanes = <T::Vector16 as Vector16<T>>::LANES;
         let mut seed = 0x9e37_79b9_7f4a_7c15;
         for round in 0..4000 {
             let threads = 1 + (next(&mut seed) % 300) as usize;
@@ -701,12 +702,11 @@ mod tests {
             // best and with the identity: all -inf, both zeros), else a new one each group.
             let mut palette = [0; 4];
             let (mut tree, mut grouped) = (R::START, R::START);
-            let first = |g: usize, k: usize| base + 8 * (thread + (g * K + k) * threads);
+            let first = |g: usize, k: usize| base + lanes * (thread + (g * K + k) * threads);
             let mut groups = std::vec::Vec::new();
             for g in 0..4 {
                 let fixed = round % 2 == 0 && g > 0;
-                let group = half_group::<K>(&mut seed, &mut palette, fixed)
-                    .map(|lanes| crate::element::Lanes(lanes.map(of_bits)));
+                let group = half_group::<K>(&mut seed, &mut palette, fixed).map(to_vector);
                 tree = group_tree::<T, R, K>(tree, &group, |k| first(g, k));
                 grouped = R::accumulate_group(grouped, &group, |k| first(g, k));
                 groups.push(group);
@@ -716,24 +716,25 @@ mod tests {
                 let g = (0..groups.len()).find(|&g| first(g, 0) == at);
                 groups[g.expect("a group starts where resolve asks")]
             };
-            let grouped = R::resolve(grouped, reload, 8 * threads);
+            let grouped = R::resolve(grouped, reload, lanes * threads);
             let (tree, grouped) = (R::settle(tree), R::settle(grouped));
             assert_eq!(
                 tree.to_words().as_ref(),
                 grouped.to_words().as_ref(),
-                "{} with groups of {K}",
+                "{} {} with groups of {K}",
+                T::NAME,
                 R::NAME
             );
         }
     }
 
-    fn groups_of_four_and_eight_agree_with_the_tree<T, R>(of_bits: fn(u16) -> T)
+    fn groups_of_four_and_eight_agree_with_the_tree<T, R>(to_vector: fn([u16; 8]) -> T::Vector16)
     where
-        T: Element<Vector16 = crate::element::Lanes<T, 8>>,
+        T: Element,
         R: Reduction<T>,
     {
-        groups_agree_with_the_tree::<T, R, 4>(of_bits);
-        groups_agree_with_the_tree::<T, R, 8>(of_bits);
+        groups_agree_with_the_tree::<T, R, 4>(to_vector);
+        groups_agree_with_the_tree::<T, R, 8>(to_vector);
     }
 
     /// The same value, a NaN for a NaN whatever its bits (the key paths return one NaN for
@@ -793,15 +794,25 @@ mod tests {
 
     #[test]
     fn groups_by_their_best_key_agree_with_the_lane_by_lane_tree() {
-        use crate::element::{Bf16, F16};
-        groups_of_four_and_eight_agree_with_the_tree::<Bf16, ArgMax>(Bf16);
-        groups_of_four_and_eight_agree_with_the_tree::<Bf16, ArgMin>(Bf16);
-        groups_of_four_and_eight_agree_with_the_tree::<Bf16, Max>(Bf16);
-        groups_of_four_and_eight_agree_with_the_tree::<Bf16, Min>(Bf16);
-        groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMax>(F16);
-        groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMin>(F16);
-        groups_of_four_and_eight_agree_with_the_tree::<F16, Max>(F16);
-        groups_of_four_and_eight_agree_with_the_tree::<F16, Min>(F16);
+        use crate::element::{Bf16, F16, Lanes};
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, ArgMax>(|l| Lanes(l.map(Bf16)));
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, ArgMin>(|l| Lanes(l.map(Bf16)));
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, Max>(|l| Lanes(l.map(Bf16)));
+        groups_of_four_and_eight_agree_with_the_tree::<Bf16, Min>(|l| Lanes(l.map(Bf16)));
+        groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMax>(|l| Lanes(l.map(F16)));
+        groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMin>(|l| Lanes(l.map(F16)));
+        groups_of_four_and_eight_agree_with_the_tree::<F16, Max>(|l| Lanes(l.map(F16)));
+        groups_of_four_and_eight_agree_with_the_tree::<F16, Min>(|l| Lanes(l.map(F16)));
+        // f32: the bfloat16 classes widened (the same NaNs, infinities, zeros and ties), the
+        // first four lanes; i32: the same bits, sign-extended.
+        let f32s = |l: [u16; 8]| Lanes([0, 1, 2, 3].map(|k| f32::from_bits(u32::from(l[k]) << 16)));
+        let i32s = |l: [u16; 8]| Lanes([0, 1, 2, 3].map(|k| i32::from(l[k] as i16)));
+        groups_of_four_and_eight_agree_with_the_tree::<f32, ArgMax>(f32s);
+        groups_of_four_and_eight_agree_with_the_tree::<f32, ArgMin>(f32s);
+        groups_of_four_and_eight_agree_with_the_tree::<f32, Max>(f32s);
+        groups_of_four_and_eight_agree_with_the_tree::<f32, Min>(f32s);
+        groups_of_four_and_eight_agree_with_the_tree::<i32, ArgMax>(i32s);
+        groups_of_four_and_eight_agree_with_the_tree::<i32, Min>(i32s);
     }
 
     #[test]

@@ -109,9 +109,29 @@ pub const SPLIT_ROW_BYTES: usize = 64 * 1024;
 /// merges 32 states per row where a block of 256 threads merges 256.
 pub const REPRODUCIBLE_WARP_ROW_BYTES: usize = 64 * 1024;
 
-/// Vectors each lane of a reproducible row kernel reads at least (four batches of
-/// `VECTORS_IN_FLIGHT`), so that the deposits outweigh the lane's share of the merges.
+/// Vectors each thread of a reproducible split row reads at least (four batches of
+/// `VECTORS_IN_FLIGHT`), so that the deposits outweigh the thread's share of the merges.
 pub const REPRODUCIBLE_VECTORS_PER_LANE: usize = 4 * VECTORS_IN_FLIGHT;
+
+/// Vectors a lane of `rows_warp` reads at least, by family and operator: the fewer lanes share
+/// a row, the fewer shuffle rounds (the reproducible twins' merges) each row costs, and the
+/// more groups of loads a lane of an arg operator has to amortise its one deferred search
+/// (`Reduction::resolve`). Measured on the H100 with `bench --shapes … --splits 1,2,…,32`
+/// (`docs/runs/2026-11-26-d/call3_lanes.log`, µs, lanes per row: time): the reproducible sum
+/// of 100000 segments of ~300 f32, 8: 81.4, 4: 68.9, 2: 72.2 (plain 49.2); its 65536 rows of
+/// 512, 8: 57.0, 4: 54.5; plain sums of those segments, 32: 49.2, 16: 45.3, 8: 45.9 (rows of
+/// 512 alike within 0.5%); the bf16 argmax of 65536 rows of 2048 (two groups per lane at 32
+/// lanes), 32: 168.8, 16: 116.1, 8: 112.7 (CUB 133.6), and of 32768 f32 rows of 2048 (four
+/// groups at 32 lanes), 32: 93.8, 16: 94.5. Min and max keep one group per lane (the bf16 max of
+/// 8 KiB rows is fastest at 32 lanes: 94.0 against 94.7 at 16).
+pub const fn lane_vectors(family: Family, op: OpKind) -> usize {
+    match (family, op) {
+        (Family::Reproducible, _) => 8 * VECTORS_IN_FLIGHT,
+        (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) => 4 * VECTORS_IN_FLIGHT,
+        (Family::Plain, OpKind::Sum | OpKind::Mean) => 2 * VECTORS_IN_FLIGHT,
+        (Family::Plain, OpKind::Min | OpKind::Max) => VECTORS_IN_FLIGHT,
+    }
+}
 
 /// Which kernels a plan launches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,14 +164,6 @@ impl Family {
         }
     }
 
-    /// Vectors a lane of a row kernel reads at least.
-    fn vectors_per_lane(self) -> usize {
-        match self {
-            Family::Plain => VECTORS_IN_FLIGHT,
-            Family::Reproducible => REPRODUCIBLE_VECTORS_PER_LANE,
-        }
-    }
-
     /// Blocks of `block` threads per row of `cols` elements of `element` bytes for `RowsSplit`,
     /// `rows` rows and a wave of `wave` of its blocks: as many as fill the GPU in one wave (a
     /// second, partial wave would cost as much as the first); but rows so long that a wave's
@@ -174,31 +186,34 @@ impl Family {
                 cols.div_ceil(vector_block * SPLIT_TILE_VECTORS),
                 SPLIT_MIN_VECTORS,
             ),
-            Family::Reproducible => (1, self.vectors_per_lane()),
+            Family::Reproducible => (1, REPRODUCIBLE_VECTORS_PER_LANE),
         };
         let most = cols.div_ceil(vector_block * least).max(1);
         one_wave.max(tile_split).min(most)
     }
 
-    /// Lanes that share one row of `row_bytes` bytes in `rows_warp`.
-    pub fn lanes_per_row(self, row_bytes: usize) -> usize {
-        lanes_for(row_bytes, self.vectors_per_lane())
+    /// Lanes that share one row of `row_bytes` bytes in `rows_warp`, reducing with `op`.
+    pub fn lanes_per_row(self, op: OpKind, row_bytes: usize) -> usize {
+        lanes_for(row_bytes, lane_vectors(self, op))
     }
 }
 
-/// Lanes that share one row of `row_bytes` bytes in `rows_warp`: a power of two from 1 to 32,
-/// so that each lane has about one group of vector loads (`VECTORS_IN_FLIGHT`) to issue (four
-/// groups in the reproducible mode: [`Family::lanes_per_row`]).
+/// Lanes that share one row of `row_bytes` bytes in `rows_warp` (the plain kernels): a power of
+/// two from 1 to 32, so that each lane has about [`lane_vectors`] vector loads to issue (more
+/// in the reproducible mode: [`Family::lanes_per_row`]).
 ///
 /// ```
+/// use reduce_rs::OpKind;
 /// use reduce_rs::plan::shapes::{Family, lanes_per_row};
-/// assert_eq!(lanes_per_row(128 * 4), 8); // 128 f32: 8 lanes of 4 vectors, 4 rows per warp
-/// assert_eq!(lanes_per_row(4096 * 4), 32); // a whole warp
-/// assert_eq!(lanes_per_row(12), 1);
-/// assert_eq!(Family::Reproducible.lanes_per_row(512 * 4), 8); // 8 lanes of 16 vectors
+/// assert_eq!(lanes_per_row(OpKind::Max, 128 * 4), 8); // 128 f32: 8 lanes of 4 vectors
+/// assert_eq!(lanes_per_row(OpKind::Sum, 128 * 4), 4); // 4 lanes of 8 vectors
+/// assert_eq!(lanes_per_row(OpKind::ArgMax, 2048 * 2), 16); // 2048 bf16: 16 lanes of 16
+/// assert_eq!(lanes_per_row(OpKind::Sum, 4096 * 4), 32); // a whole warp
+/// assert_eq!(lanes_per_row(OpKind::Sum, 12), 1);
+/// assert_eq!(Family::Reproducible.lanes_per_row(OpKind::Sum, 512 * 4), 4); // 4 lanes of 32
 /// ```
-pub fn lanes_per_row(row_bytes: usize) -> usize {
-    Family::Plain.lanes_per_row(row_bytes)
+pub fn lanes_per_row(op: OpKind, row_bytes: usize) -> usize {
+    Family::Plain.lanes_per_row(op, row_bytes)
 }
 
 fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
@@ -252,7 +267,7 @@ impl ShapePlan {
     /// let more = few_rows.with_split(64).unwrap();
     /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
     /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| 132 * 8);
-    /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 32));
+    /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
     /// let fewer_lanes = short.with_split(8).unwrap();
     /// assert_eq!((fewer_lanes.split, fewer_lanes.launch), (8, short.launch));
     /// assert!(short.with_split(6).is_none() && short.with_split(64).is_none());
@@ -468,7 +483,7 @@ pub(crate) fn plan_layout(
     // at most four waves, whose warps then take the next rows.
     let rows_warp = |rows: usize, row_bytes: usize| {
         let kernel = ShapeKernel::RowsWarp;
-        let lanes = family.lanes_per_row(row_bytes);
+        let lanes = family.lanes_per_row(op, row_bytes);
         let rows_per_block =
             (block(kernel) as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
         let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
@@ -606,10 +621,23 @@ mod tests {
 
     #[test]
     fn chooses_the_kernel_by_shape() {
+        // Sums: 8 vectors a lane (`lane_vectors`); max: 4; the arg operators: 16.
         let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, F32, h100);
-        assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 32));
+        assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
+        let short_max = plan_shape(&Shape::rows(65536, 512), OpKind::Max, F32, h100);
+        assert_eq!(
+            (short_max.kernel, short_max.split),
+            (ShapeKernel::RowsWarp, 32)
+        );
+        let short_argmax = plan_shape(&Shape::rows(65536, 512), OpKind::ArgMax, F32, h100);
+        assert_eq!(short_argmax.split, 8);
         let tiny = plan_shape(&Shape::rows(1 << 21, 32), OpKind::Sum, F32, h100);
-        assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 2));
+        assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 1));
+        let tiny_max = plan_shape(&Shape::rows(1 << 21, 32), OpKind::Max, F32, h100);
+        assert_eq!(
+            (tiny_max.kernel, tiny_max.split),
+            (ShapeKernel::RowsWarp, 2)
+        );
         // Few rows of at most 64 KiB (`SPLIT_ROW_BYTES`): a block each; longer ones are cut.
         let few_short = plan_shape(&Shape::rows(64, 512), OpKind::Sum, F32, h100);
         assert_eq!(
@@ -720,10 +748,11 @@ mod tests {
         let plan = |shape: &Shape<'_>| {
             plan_reproducible(shape, sizes, block, resident, None).expect("no forced kernel")
         };
-        // 512 f32: 8 lanes of 16 vectors (the plain kernel gives 32 lanes of 4).
+        // 512 f32: 4 lanes of 32 vectors (the plain kernel gives 16 lanes of 8), 8 rows a
+        // warp.
         let short = plan(&Shape::rows(65536, 512));
-        assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 8));
-        assert_eq!(short.launch.grid, 65536 / 32);
+        assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 4));
+        assert_eq!(short.launch.grid, 65536 / 64);
         assert_eq!((short.launch.block, short.launch.shared_bytes), (256, 0));
         // 32 KiB rows: still a warp each (the plain kernels take a block of 256).
         let long = plan(&Shape::rows(8192, 8192));
