@@ -803,16 +803,6 @@ mod tests {
         groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMin>(|l| Lanes(l.map(F16)));
         groups_of_four_and_eight_agree_with_the_tree::<F16, Max>(|l| Lanes(l.map(F16)));
         groups_of_four_and_eight_agree_with_the_tree::<F16, Min>(|l| Lanes(l.map(F16)));
-        // f32: the bfloat16 classes widened (the same NaNs, infinities, zeros and ties), the
-        // first four lanes; i32: the same bits, sign-extended.
-        let f32s = |l: [u16; 8]| Lanes([0, 1, 2, 3].map(|k| f32::from_bits(u32::from(l[k]) << 16)));
-        let i32s = |l: [u16; 8]| Lanes([0, 1, 2, 3].map(|k| i32::from(l[k] as i16)));
-        groups_of_four_and_eight_agree_with_the_tree::<f32, ArgMax>(f32s);
-        groups_of_four_and_eight_agree_with_the_tree::<f32, ArgMin>(f32s);
-        groups_of_four_and_eight_agree_with_the_tree::<f32, Max>(f32s);
-        groups_of_four_and_eight_agree_with_the_tree::<f32, Min>(f32s);
-        groups_of_four_and_eight_agree_with_the_tree::<i32, ArgMax>(i32s);
-        groups_of_four_and_eight_agree_with_the_tree::<i32, Min>(i32s);
     }
 
     #[test]

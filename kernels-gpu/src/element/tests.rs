@@ -164,10 +164,5 @@ fn the_16_bit_floats_find_a_groups_extreme_keys_two_lanes_at_a_time() {
     packed_extremes_are_the_extreme_keys(F16);
     packed_extremes_are_the_extreme_keys(Bf16);
     // Other types look at each lane.
-    let lanes = Lanes([1.0f32, -0.0, 3.0, 0.0]);
-    assert_eq!(f32::largest_key(&[lanes]), Some(3.0f32.key_nan_high()));
-    assert_eq!(f32::smallest_key(&[lanes]), Some((-0.0f32).key_nan_low()));
-    let nan = Lanes([1.0f32, f32::NAN, 3.0, 0.0]);
-    assert_eq!(f32::largest_key(&[lanes, nan]), Some(u32::MAX));
-    assert_eq!(f32::smallest_key(&[nan, lanes]), Some(0));
+    assert_eq!(f32::largest_key(&[Lanes([1.0f32; 4])]), None);
 }

@@ -44,20 +44,19 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     fn from_key(key: Self::Key) -> Self;
     /// Sixteen bytes of consecutive elements: what one vector load brings in.
     type Vector16: Vector16<Self>;
-    /// The largest [`key_nan_high`](Element::key_nan_high) of the lanes of `vectors`: lane by
-    /// lane, one key and one integer comparison each, unless the type has a faster way (the
-    /// 16-bit floats: two lanes an instruction); `None` where a type would rather combine the
-    /// lanes as a tree. Max and argmax skip, on its word, the groups of vectors that cannot
-    /// beat a thread's running best ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)).
+    /// The largest [`key_nan_high`](Element::key_nan_high) of the lanes of `vectors`, where
+    /// the type finds it faster than lane by lane (the 16-bit floats: two lanes an
+    /// instruction), else `None`. Max and argmax skip, on its word, the groups of vectors that
+    /// cannot beat a thread's running best ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)).
     #[inline(always)]
-    fn largest_key<const K: usize>(vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
-        Some(best_key(vectors, Self::key_nan_high, |a, b| a > b))
+    fn largest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
+        None
     }
     /// The smallest [`key_nan_low`](Element::key_nan_low) of the lanes of `vectors`, or
     /// `None`: [`largest_key`](Element::largest_key)'s twin for min and argmin.
     #[inline(always)]
-    fn smallest_key<const K: usize>(vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
-        Some(best_key(vectors, Self::key_nan_low, |a, b| a < b))
+    fn smallest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
+        None
     }
 }
 
@@ -103,29 +102,4 @@ pub(super) mod sealed {
     impl Sealed for u32 {}
     impl Sealed for i64 {}
     impl Sealed for u64 {}
-}
-
-/// The best key of every lane of `vectors` (`better(a, b)`: `a` beats `b`), lane by lane: a
-/// constant trip count, so the vectors stay in registers.
-#[inline(always)]
-fn best_key<T: Element, const K: usize>(
-    vectors: &[T::Vector16; K],
-    key: impl Fn(T) -> T::Key,
-    better: impl Fn(T::Key, T::Key) -> bool,
-) -> T::Key {
-    let lanes = <T::Vector16 as Vector16<T>>::LANES;
-    let mut best = key(vectors[0].lanes()[0]);
-    let mut k = 0;
-    while k < K {
-        let mut lane = 0;
-        while lane < lanes {
-            let candidate = key(vectors[k].lanes()[lane]);
-            if better(candidate, best) {
-                best = candidate;
-            }
-            lane += 1;
-        }
-        k += 1;
-    }
-    best
 }
