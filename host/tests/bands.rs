@@ -11,14 +11,29 @@ use reduce_rs::ops::Sum;
 use reduce_rs::plan::SegmentOffsets;
 use reduce_rs::{Reducer, Schedule, Shape};
 
-/// Column sums of `rows × cols` small integers, with `split` bands instead of the planner's.
-fn column_sums(rows: usize, cols: usize, split: usize, reproducible_mode: bool) -> Vec<f32> {
-    let input: Vec<f32> = (0..rows * cols).map(|i| (i % 7) as f32 - 3.0).collect();
+/// The small integers every test here sums (exact in any order).
+fn small_integers(len: usize) -> Vec<f32> {
+    (0..len).map(|i| (i % 7) as f32 - 3.0).collect()
+}
+
+/// The sums of each row, column or segment of `shape` over `small_integers(len)`, planned by
+/// the simulator's reducer in `reproducible_mode` with `split` instead of the planner's split,
+/// run as the library runs it (`Reducer::job_each`).
+fn sums_with_split(
+    shape: &Shape<'_>,
+    len: usize,
+    split: usize,
+    reproducible_mode: bool,
+) -> Vec<f32> {
+    let input = small_integers(len);
     let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
-    let shape = Shape::columns(rows, cols);
-    let (plan, _) = reducer.plan_each::<f32, Sum>(&shape);
+    let (plan, _) = reducer.plan_each::<f32, Sum>(shape);
     let plan = plan.with_split(split).expect("a free split");
-    let job = reducer.job_each::<f32, Sum>(&shape, plan, SegmentOffsets::None, input.len());
+    let offsets = match shape {
+        Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
+        _ => SegmentOffsets::None,
+    };
+    let job = reducer.job_each::<f32, Sum>(shape, plan, offsets, input.len());
     let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
     let out = Sim::new(Schedule::InOrder)
         .run(&job, &bytes)
@@ -26,6 +41,16 @@ fn column_sums(rows: usize, cols: usize, split: usize, reproducible_mode: bool) 
     out.chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
+}
+
+/// Column sums of `rows × cols`, with `split` bands instead of the planner's.
+fn column_sums(rows: usize, cols: usize, split: usize, reproducible_mode: bool) -> Vec<f32> {
+    sums_with_split(
+        &Shape::columns(rows, cols),
+        rows * cols,
+        split,
+        reproducible_mode,
+    )
 }
 
 fn expected(rows: usize, cols: usize) -> Vec<f32> {
@@ -50,25 +75,12 @@ fn bands_beyond_the_whole_runs_hold_no_rows_and_lose_none() {
     }
 }
 
-/// Row (or segment) sums of small integers with `lanes` lanes per row instead of the planner's.
+/// Row (or segment) sums with `lanes` lanes per row instead of the planner's.
 fn row_sums(shape: &Shape<'_>, len: usize, lanes: usize, reproducible_mode: bool) -> Vec<f32> {
-    let input: Vec<f32> = (0..len).map(|i| (i % 7) as f32 - 3.0).collect();
     let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
     let (plan, _) = reducer.plan_each::<f32, Sum>(shape);
     assert_eq!(plan.kernel, reduce_rs::plan::shapes::ShapeKernel::RowsWarp);
-    let plan = plan.with_split(lanes).expect("lanes per row are free");
-    let offsets = match shape {
-        Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
-        _ => SegmentOffsets::None,
-    };
-    let job = reducer.job_each::<f32, Sum>(shape, plan, offsets, input.len());
-    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let out = Sim::new(Schedule::InOrder)
-        .run(&job, &bytes)
-        .expect("the simulator runs the launch");
-    out.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    sums_with_split(shape, len, lanes, reproducible_mode)
 }
 
 #[test]
@@ -77,8 +89,8 @@ fn every_power_of_two_of_lanes_reads_every_row() {
     // 400 elements.
     let offsets: Vec<usize> = [0, 0, 5, 400, 401, 700, 700, 1003].to_vec();
     let segments = Shape::segments(&offsets);
-    let row_sum =
-        |start: usize, end: usize| (start..end).map(|i| (i % 7) as f32 - 3.0).sum::<f32>();
+    let input = small_integers(37 * 203);
+    let row_sum = |start: usize, end: usize| input[start..end].iter().sum::<f32>();
     for reproducible_mode in [false, true] {
         for lanes in [1, 2, 4, 8, 16, 32] {
             let rows = row_sums(&Shape::rows(37, 203), 37 * 203, lanes, reproducible_mode);
