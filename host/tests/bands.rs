@@ -29,6 +29,7 @@ fn sums_with_split(
     let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
     let (plan, _) = reducer.plan_each::<f32, Sum>(shape);
     let plan = plan.with_split(split).expect("a free split");
+    assert_eq!(plan.split, split);
     let offsets = match shape {
         Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
         _ => SegmentOffsets::None,

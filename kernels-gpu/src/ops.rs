@@ -391,28 +391,19 @@ fn best_down_lane<T: Element, const K: usize>(
 }
 
 /// The flag of an arg operator's running best whose lane is not found yet: its index is then
-/// the index of the first element of the group that won last (flagged), a stand-in that orders
-/// like the true index against every element outside that group (they all come before or after
-/// it), so ties with them are still settled right. [`Reduction::resolve`] finds the true index.
-/// No input has 2^63 elements, so no true index has this bit. (A flag bit, not a struct with a
-/// `bool` beside the `Arg`: that struct's padding made LLVM copy the running best through local
-/// memory in v8's loop, 204 → 256 µs for the bf16 argmax of 2^28 on the H100.)
+/// the index of the first element of the group that won last (flagged). Only the group walk of
+/// one thread sees it (`Reduction::accumulate_group` compares keys alone), and
+/// [`Reduction::resolve`] replaces it with the true index before the thread folds in anything
+/// else or hands its value on. No input has 2^63 elements, so no true index has this bit. (A
+/// flag bit, not a struct with a `bool` beside the `Arg`: that struct's padding made LLVM copy
+/// the running best through local memory in v8's loop, 204 → 256 µs for the bf16 argmax of
+/// 2^28 on the H100.)
 const PENDING: u64 = 1 << 63;
 
 /// Whether the running best `index` waits for [`Reduction::resolve`].
 #[inline(always)]
 fn is_pending(index: u64) -> bool {
     index != NO_INDEX && index & PENDING != 0
-}
-
-/// The index a running best orders by: a pending one's stand-in, without the flag.
-#[inline(always)]
-fn unflagged(index: u64) -> u64 {
-    if is_pending(index) {
-        index & !PENDING
-    } else {
-        index
-    }
 }
 
 /// The first lane of `vectors` whose key is `key`: its vector and its lane in that vector.
@@ -524,7 +515,7 @@ macro_rules! arg_op {
                 if !is_pending(running.index) {
                     return running;
                 }
-                let first = unflagged(running.index) as usize;
+                let first = (running.index & !PENDING) as usize;
                 let key = running.value.$key();
                 let (k, lane) = first_lane_with_key(&reload(first), T::$key, key);
                 Arg {
@@ -539,18 +530,12 @@ macro_rules! arg_op {
             const EMPTY: Arg<T> = Self::IDENTITY;
             type Running = Arg<T>;
             const START: Arg<T> = Self::IDENTITY;
-            /// `combine`, with a pending best ordered by its stand-in index.
+            /// `combine`: the walk resolves a pending best before it folds in anything else
+            /// (the remainder, head and tail elements), so none reaches here.
             #[inline(always)]
             fn accumulate(running: Arg<T>, acc: Arg<T>) -> Arg<T> {
-                let standing = Arg {
-                    index: unflagged(running.index),
-                    value: running.value,
-                };
-                if Self::combine(standing, acc).index == standing.index {
-                    running
-                } else {
-                    acc
-                }
+                debug_assert!(!is_pending(running.index), "resolve comes first");
+                Self::combine(running, acc)
             }
             #[inline(always)]
             fn settle(running: Arg<T>) -> Arg<T> {

@@ -247,9 +247,9 @@ impl core::fmt::Display for EntryName {
 /// How many blocks a shape kernel launches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShapeGrid {
-    /// Groups of lanes per row (a power of two from 1 to 32, about one group of vector loads
-    /// each), several rows per warp; at most a few waves of blocks, whose warps then take the
-    /// next rows.
+    /// Groups of lanes per row (a power of two from 1 to 32, one or more groups of vector loads
+    /// each, by operator), several rows per warp; at most a few waves of blocks, whose warps
+    /// then take the next rows.
     LaneGroupsPerRow,
     /// One block per row (or segment).
     BlockPerRow,

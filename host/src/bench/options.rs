@@ -123,7 +123,7 @@ pub fn parse_splits(text: &str) -> Result<SplitList, String> {
         .map(|item| match item.trim().parse::<usize>() {
             Ok(split @ 1..=65536) => Ok(split),
             _ => Err(format!(
-                "`{}` is not a split (a count of bands or blocks per row, 1 to 65536)",
+                "`{}` is not a split (bands, blocks per row, lanes per row or blocks of a grid: 1 to 65536)",
                 item.trim()
             )),
         })

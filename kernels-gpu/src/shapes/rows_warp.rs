@@ -2,8 +2,9 @@
 //!
 //! Reduces every row (segment) of the input to one result, for rows short enough that a few
 //! lanes read a whole row with a handful of loads each. The warp is cut into groups of
-//! `lanes_per_row` lanes (a power of two, 1 … 32, chosen by the host from the row length so
-//! that every lane has about one group of vector loads to issue); each group takes one row at
+//! `lanes_per_row` lanes (a power of two, 1 … 32, chosen by the host from the row length and
+//! the operator: from one group of vector loads per lane for min and max to about 32 for the
+//! 16-bit argmax, `plan::shapes::lane_vectors`); each group takes one row at
 //! a time. The lanes of a group walk their row with v8's vectorised loop (16-byte loads, head
 //! and tail scalars where the row does not start on a 16-byte boundary) and combine with
 //! shuffles, with no shared memory and no barrier. The group's first lane writes the row's

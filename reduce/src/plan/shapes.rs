@@ -113,20 +113,37 @@ pub const REPRODUCIBLE_WARP_ROW_BYTES: usize = 64 * 1024;
 /// `VECTORS_IN_FLIGHT`), so that the deposits outweigh the thread's share of the merges.
 pub const REPRODUCIBLE_VECTORS_PER_LANE: usize = 4 * VECTORS_IN_FLIGHT;
 
-/// Vectors a lane of `rows_warp` reads at least, by family and operator: the fewer lanes share
-/// a row, the fewer shuffle rounds (the reproducible twins' merges) each row costs, and the
-/// more groups of loads a lane of an arg operator has to amortise its one deferred search
-/// (`Reduction::resolve`). Measured on the H100 with `bench --shapes … --splits 1,2,…,32`
-/// (`docs/runs/2026-11-26-d/call3_lanes.log`, µs, lanes per row: time): the reproducible sum
-/// of 100000 segments of ~300 f32, 8: 81.4, 4: 68.9, 2: 72.2 (plain 49.2); its 65536 rows of
-/// 512, 8: 57.0, 4: 54.5; plain sums of those segments, 32: 49.2, 16: 45.3, 8: 45.9 (rows of
-/// 512 alike within 0.5%); the bf16 argmax of 65536 rows of 2048 (two groups per lane at 32
-/// lanes), 32: 168.8, 16: 116.1, 8: 112.7 (CUB 133.6), and of 32768 f32 rows of 2048 (four
-/// groups at 32 lanes), 32: 93.8, 16: 94.5. Min and max keep one group per lane (the bf16 max of
-/// 8 KiB rows is fastest at 32 lanes: 94.0 against 94.7 at 16).
-pub const fn lane_vectors(family: Family, op: OpKind) -> usize {
+/// Vectors a lane of `rows_warp` reads at least, by family, operator and element size: the
+/// fewer lanes share a row, the fewer shuffle rounds (the reproducible twins' merges) each row
+/// costs, and the more groups of loads a lane of an arg operator has over which to amortise its
+/// one deferred search (`Reduction::resolve`) — most of all for the 16-bit floats, whose groups
+/// are skipped by their best key (`Element::largest_key`) and so cost little each. Measured on
+/// the H100 with `bench --shapes … --splits 1,2,…,32` (`docs/runs/2026-11-26-d/call3_lanes.log`
+/// and `call6_arg_lanes.log`, µs, lanes per row: time): the bf16 argmax of 65536 rows of 2048,
+/// 32: 169.0, 16: 116.5, 8: 112.9, 2: 111.1 (CUB 133.8); of 32768 rows of 4096, 32: 117.3, 16:
+/// 111.9, 8: 110.8, 4: 107.1 (CUB 108.1); of 16384 rows of 8192, 32: 111.9, 8: 104.2, 4: 110.1
+/// (CUB 103.1) — 128 vectors a lane each time; the f32 argmax of 32768 rows of 2048, 32: 93.6,
+/// 16: 94.5, 8: 94.6, and of 65536 rows of 1024, 16: 94.4, 8: 94.8, 32: 96.3 — 16; the
+/// reproducible sum of 100000 segments of ~300 f32, 8: 81.4, 4: 68.9, 2: 72.2, and of 65536
+/// rows of 512, 8: 57.0, 4: 54.5 — 32; plain sums of those segments, 32: 49.2, 16: 45.3, 8:
+/// 45.9 (rows of 512 alike within 0.5%) — 8. Min and max keep one group per lane (the bf16 max
+/// of 8 KiB rows is fastest at 32 lanes: 94.0 against 94.7 at 16).
+///
+/// ```
+/// use reduce_rs::OpKind;
+/// use reduce_rs::plan::shapes::{Family, lane_vectors};
+/// assert_eq!(lane_vectors(Family::Plain, OpKind::ArgMax, 2), 128); // bf16, f16
+/// assert_eq!(lane_vectors(Family::Plain, OpKind::ArgMax, 4), 16);
+/// assert_eq!(lane_vectors(Family::Plain, OpKind::Sum, 2), 8);
+/// assert_eq!(lane_vectors(Family::Reproducible, OpKind::Sum, 4), 32);
+/// ```
+pub const fn lane_vectors(family: Family, op: OpKind, element_bytes: usize) -> usize {
     match (family, op) {
         (Family::Reproducible, _) => 8 * VECTORS_IN_FLIGHT,
+        // The 16-bit floats, the only 2-byte element types.
+        (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) if element_bytes == 2 => {
+            32 * VECTORS_IN_FLIGHT
+        }
         (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) => 4 * VECTORS_IN_FLIGHT,
         (Family::Plain, OpKind::Sum | OpKind::Mean) => 2 * VECTORS_IN_FLIGHT,
         (Family::Plain, OpKind::Min | OpKind::Max) => VECTORS_IN_FLIGHT,
@@ -192,28 +209,31 @@ impl Family {
         one_wave.max(tile_split).min(most)
     }
 
-    /// Lanes that share one row of `row_bytes` bytes in `rows_warp`, reducing with `op`.
-    pub fn lanes_per_row(self, op: OpKind, row_bytes: usize) -> usize {
-        lanes_for(row_bytes, lane_vectors(self, op))
+    /// Lanes that share one row of `row_bytes` bytes of `element_bytes`-byte elements in
+    /// `rows_warp`, reducing with `op`.
+    pub fn lanes_per_row(self, op: OpKind, element_bytes: usize, row_bytes: usize) -> usize {
+        lanes_for(row_bytes, lane_vectors(self, op, element_bytes))
     }
 }
 
-/// Lanes that share one row of `row_bytes` bytes in `rows_warp` (the plain kernels): a power of
-/// two from 1 to 32, so that each lane has about [`lane_vectors`] vector loads to issue (more
-/// in the reproducible mode: [`Family::lanes_per_row`]).
+/// Lanes that share one row of `row_bytes` bytes of `element_bytes`-byte elements in
+/// `rows_warp` (the plain kernels): a power of two from 1 to 32, so that each lane has about
+/// [`lane_vectors`] vector loads to issue (more in the reproducible mode:
+/// [`Family::lanes_per_row`]).
 ///
 /// ```
 /// use reduce_rs::OpKind;
 /// use reduce_rs::plan::shapes::{Family, lanes_per_row};
-/// assert_eq!(lanes_per_row(OpKind::Max, 128 * 4), 8); // 128 f32: 8 lanes of 4 vectors
-/// assert_eq!(lanes_per_row(OpKind::Sum, 128 * 4), 4); // 4 lanes of 8 vectors
-/// assert_eq!(lanes_per_row(OpKind::ArgMax, 2048 * 2), 16); // 2048 bf16: 16 lanes of 16
-/// assert_eq!(lanes_per_row(OpKind::Sum, 4096 * 4), 32); // a whole warp
-/// assert_eq!(lanes_per_row(OpKind::Sum, 12), 1);
-/// assert_eq!(Family::Reproducible.lanes_per_row(OpKind::Sum, 512 * 4), 4); // 4 lanes of 32
+/// assert_eq!(lanes_per_row(OpKind::Max, 4, 128 * 4), 8); // 128 f32: 8 lanes of 4 vectors
+/// assert_eq!(lanes_per_row(OpKind::Sum, 4, 128 * 4), 4); // 4 lanes of 8 vectors
+/// assert_eq!(lanes_per_row(OpKind::ArgMax, 4, 2048 * 4), 32); // 2048 f32: 32 lanes of 16
+/// assert_eq!(lanes_per_row(OpKind::ArgMax, 2, 4096 * 2), 4); // 4096 bf16: 4 lanes of 128
+/// assert_eq!(lanes_per_row(OpKind::Sum, 4, 4096 * 4), 32); // a whole warp
+/// assert_eq!(lanes_per_row(OpKind::Sum, 4, 12), 1);
+/// assert_eq!(Family::Reproducible.lanes_per_row(OpKind::Sum, 4, 512 * 4), 4); // 4 lanes of 32
 /// ```
-pub fn lanes_per_row(op: OpKind, row_bytes: usize) -> usize {
-    Family::Plain.lanes_per_row(op, row_bytes)
+pub fn lanes_per_row(op: OpKind, element_bytes: usize, row_bytes: usize) -> usize {
+    Family::Plain.lanes_per_row(op, element_bytes, row_bytes)
 }
 
 fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
@@ -250,8 +270,9 @@ impl ShapePlan {
     /// or lanes per row (`RowsWarp`, a power of two up to 32, on the same grid: the warps
     /// loop over the rows) instead of the planner's, for a benchmark that measures which
     /// split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
-    /// (or no power of two for `RowsWarp`), for no rows or columns, and where the grid would
-    /// pass the launch limit. A plan's partials are `split` × its columns (`Columns`) or rows
+    /// (or no power of two for `RowsWarp`), for no rows or columns (`RowsWarp` excepted: its
+    /// one block then finds no row, whatever its lanes), and where the grid would pass the
+    /// launch limit. A plan's partials are `split` × its columns (`Columns`) or rows
     /// (`RowsSplit`), which is how the new count is found.
     ///
     /// ```
@@ -483,7 +504,7 @@ pub(crate) fn plan_layout(
     // at most four waves, whose warps then take the next rows.
     let rows_warp = |rows: usize, row_bytes: usize| {
         let kernel = ShapeKernel::RowsWarp;
-        let lanes = family.lanes_per_row(op, row_bytes);
+        let lanes = family.lanes_per_row(op, sizes.element, row_bytes);
         let rows_per_block =
             (block(kernel) as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
         let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
@@ -621,7 +642,8 @@ mod tests {
 
     #[test]
     fn chooses_the_kernel_by_shape() {
-        // Sums: 8 vectors a lane (`lane_vectors`); max: 4; the arg operators: 16.
+        // Sums: 8 vectors a lane (`lane_vectors`); max: 4; the arg operators: 16 (128 for
+        // the 16-bit floats).
         let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, F32, h100);
         assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
         let short_max = plan_shape(&Shape::rows(65536, 512), OpKind::Max, F32, h100);
@@ -631,6 +653,15 @@ mod tests {
         );
         let short_argmax = plan_shape(&Shape::rows(65536, 512), OpKind::ArgMax, F32, h100);
         assert_eq!(short_argmax.split, 8);
+        let bf16 = Sizes {
+            element: 2,
+            accumulator: 16,
+        };
+        let vocabulary_like = plan_shape(&Shape::rows(32768, 4096), OpKind::ArgMax, bf16, h100);
+        assert_eq!(
+            (vocabulary_like.kernel, vocabulary_like.split),
+            (ShapeKernel::RowsWarp, 4)
+        );
         let tiny = plan_shape(&Shape::rows(1 << 21, 32), OpKind::Sum, F32, h100);
         assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 1));
         let tiny_max = plan_shape(&Shape::rows(1 << 21, 32), OpKind::Max, F32, h100);

@@ -195,31 +195,34 @@ fn whole_reproducible<T: HostElement, O: Checked<T>>(
     let own_limit = reducer.max_blocks();
     let caps = std::iter::once(None).chain(splits.iter().map(|&s| Some(s)));
     let mut out = Vec::new();
-    for cap in caps {
-        reducer.set_max_blocks(
-            cap.map(|s| u32::try_from(s).unwrap_or(u32::MAX))
-                .or(own_limit),
-        );
-        let timer = Timer::new(reducer.gpu_backend().context("a GPU")?)?;
-        let run = timer.reduce_reproducible::<T, O>(reducer, pointers, input.len(), timing);
-        let run = run.inspect_err(|_| reducer.set_max_blocks(own_limit))?;
-        // The binned sum's error bound counts as a tree of height 3 (as the versions' bench).
-        let verdict = O::check(O::output(run.value), &O::reference(input), 3);
-        let check = if verdict.pass { "PASS" } else { "FAIL" };
-        let kernel = match cap {
-            None => name.clone(),
-            Some(split) => format!("{name} max_blocks={split}"),
-        };
-        out.push(row(
-            "reduce-rs",
-            kernel,
-            cap.is_none(),
-            run.to_result_ms,
-            check,
-        ));
-    }
+    // Every cap timed in turn; the reducer gets its own limit back however that ends.
+    let time_caps = || -> Result<()> {
+        for cap in caps {
+            let limit = cap.map(|s| u32::try_from(s).unwrap_or(u32::MAX));
+            reducer.set_max_blocks(limit.or(own_limit));
+            let timer = Timer::new(reducer.gpu_backend().context("a GPU")?)?;
+            let run = timer.reduce_reproducible::<T, O>(reducer, pointers, input.len(), timing)?;
+            // The binned sum's error bound counts as a tree of height 3 (as the versions'
+            // bench).
+            let verdict = O::check(O::output(run.value), &O::reference(input), 3);
+            let check = if verdict.pass { "PASS" } else { "FAIL" };
+            let kernel = match cap {
+                None => name.clone(),
+                Some(split) => format!("{name} max_blocks={split}"),
+            };
+            out.push(row(
+                "reduce-rs",
+                kernel,
+                cap.is_none(),
+                run.to_result_ms,
+                check,
+            ));
+        }
+        Ok(())
+    };
+    let timed = time_caps();
     reducer.set_max_blocks(own_limit);
-    Ok(out)
+    timed.map(|()| out)
 }
 
 /// Every shape kernel that can reduce `shape`, launched as `reducer` (in its mode) would launch
