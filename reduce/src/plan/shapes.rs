@@ -126,8 +126,9 @@ pub const REPRODUCIBLE_VECTORS_PER_LANE: usize = 4 * VECTORS_IN_FLIGHT;
 /// 16: 94.5, 8: 94.6, and of 65536 rows of 1024, 16: 94.4, 8: 94.8, 32: 96.3 — 16; the
 /// reproducible sum of 100000 segments of ~300 f32, 8: 81.4, 4: 68.9, 2: 72.2, and of 65536
 /// rows of 512, 8: 57.0, 4: 54.5 — 32; plain sums of those segments, 32: 49.2, 16: 45.3, 8:
-/// 45.9 (rows of 512 alike within 0.5%) — 8. Min and max keep one group per lane (the bf16 max
-/// of 8 KiB rows is fastest at 32 lanes: 94.0 against 94.7 at 16).
+/// 45.9 (rows of 512 alike within 0.5%) — 8. Min and max keep the one group per lane they had:
+/// no shape measured so far turns on it (the bf16 max of 8 KiB rows is at the 32-lane cap
+/// either way: 94.0 at 32 lanes, 94.7 at 16).
 ///
 /// ```
 /// use reduce_rs::OpKind;
