@@ -79,38 +79,30 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
         read_probe::<T>(&timer, &pointers, input.len(), timing)?,
         "-",
     )];
+    // The CPU reference of a whole array, computed once for all its timings.
+    let mut reference = None;
     match case.spec() {
         None => {
+            let reference = reference.get_or_insert_with(|| O::reference(&input));
             let version = Version::fastest();
             let block = gpu.tuned_block::<T, O>(version, input.len())?;
-            let run = timer.reduce::<T, O>(version, block, None, &pointers, input.len(), timing)?;
-            let additions = plan::additions_per_element(version, &run.passes);
-            let verdict = O::check(O::output(run.value), &O::reference(&input), additions);
             let name = plan::entry_name::<T, O>(version, block);
-            let check = if verdict.pass { "PASS" } else { "FAIL" };
-            out.push(row(
-                "reduce-rs",
-                name.clone(),
-                true,
-                run.to_result_ms,
-                check,
-            ));
-            // v8 with at most each of `splits` blocks: its grid is its free split.
-            for &split in splits {
-                let cap = u32::try_from(split).unwrap_or(u32::MAX);
-                let run = timer.reduce::<T, O>(
-                    version,
-                    block,
-                    Some(cap),
-                    &pointers,
-                    input.len(),
-                    timing,
-                )?;
+            // As the library launches it, then with at most each of `splits` blocks: v8's
+            // grid is its free split.
+            for cap in grid_caps(splits) {
+                let run =
+                    timer.reduce::<T, O>(version, block, cap, &pointers, input.len(), timing)?;
                 let additions = plan::additions_per_element(version, &run.passes);
-                let verdict = O::check(O::output(run.value), &O::reference(&input), additions);
+                let verdict = O::check(O::output(run.value), reference, additions);
                 let check = if verdict.pass { "PASS" } else { "FAIL" };
-                let kernel = format!("{name} max_blocks={split}");
-                out.push(row("reduce-rs", kernel, false, run.to_result_ms, check));
+                let kernel = capped_name(&name, cap);
+                out.push(row(
+                    "reduce-rs",
+                    kernel,
+                    cap.is_none(),
+                    run.to_result_ms,
+                    check,
+                ));
             }
         }
         Some(spec) => {
@@ -170,20 +162,21 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
         }
     }
     drop(timer);
-    if case.spec().is_none() {
+    if let Some(reference) = reference {
         out.extend(whole_reproducible::<T, O>(
-            reducer, &input, &pointers, splits, timing, row,
+            reducer, &input, &reference, &pointers, splits, timing, row,
         )?);
     }
     Ok(out)
 }
 
-/// The reproducible sum (or mean) of the whole of `input` (at `pointers`), where the mode
-/// covers `T` × `O`: as the library launches it, then with at most each of `splits` blocks.
-/// The reducer's own grid limit is restored after.
+/// The reproducible sum (or mean) of the whole of `input` (at `pointers`; its CPU reference
+/// `reference`), where the mode covers `T` × `O`: as the library launches it, then with at most
+/// each of `splits` blocks. The reducer's own grid limit is restored after.
 fn whole_reproducible<T: HostElement, O: Checked<T>>(
     reducer: &mut Reducer,
     input: &[T],
+    reference: &O::Expected,
     pointers: &[u64],
     splits: &[usize],
     timing: Timing,
@@ -193,23 +186,18 @@ fn whole_reproducible<T: HostElement, O: Checked<T>>(
         return Ok(Vec::new());
     };
     let own_limit = reducer.max_blocks();
-    let caps = std::iter::once(None).chain(splits.iter().map(|&s| Some(s)));
     let mut out = Vec::new();
     // Every cap timed in turn; the reducer gets its own limit back however that ends.
-    let time_caps = || -> Result<()> {
-        for cap in caps {
-            let limit = cap.map(|s| u32::try_from(s).unwrap_or(u32::MAX));
-            reducer.set_max_blocks(limit.or(own_limit));
+    let mut time_caps = || -> Result<()> {
+        for cap in grid_caps(splits) {
+            reducer.set_max_blocks(cap.or(own_limit));
             let timer = Timer::new(reducer.gpu_backend().context("a GPU")?)?;
             let run = timer.reduce_reproducible::<T, O>(reducer, pointers, input.len(), timing)?;
             // The binned sum's error bound counts as a tree of height 3 (as the versions'
             // bench).
-            let verdict = O::check(O::output(run.value), &O::reference(input), 3);
+            let verdict = O::check(O::output(run.value), reference, 3);
             let check = if verdict.pass { "PASS" } else { "FAIL" };
-            let kernel = match cap {
-                None => name.clone(),
-                Some(split) => format!("{name} max_blocks={split}"),
-            };
+            let kernel = capped_name(&name, cap);
             out.push(row(
                 "reduce-rs",
                 kernel,
@@ -223,6 +211,22 @@ fn whole_reproducible<T: HostElement, O: Checked<T>>(
     let timed = time_caps();
     reducer.set_max_blocks(own_limit);
     timed.map(|()| out)
+}
+
+/// The grid limits a whole array is timed with: the planner's (`None`), then each of `splits`.
+fn grid_caps(splits: &[usize]) -> impl Iterator<Item = Option<u32>> + '_ {
+    let caps = splits
+        .iter()
+        .map(|&s| Some(u32::try_from(s).unwrap_or(u32::MAX)));
+    std::iter::once(None).chain(caps)
+}
+
+/// `name`, and the grid limit it was timed with if not the planner's.
+fn capped_name(name: &str, cap: Option<u32>) -> String {
+    match cap {
+        None => name.to_string(),
+        Some(blocks) => format!("{name} max_blocks={blocks}"),
+    }
 }
 
 /// Every shape kernel that can reduce `shape`, launched as `reducer` (in its mode) would launch
