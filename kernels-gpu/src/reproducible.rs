@@ -23,10 +23,14 @@
 //! - **Renormalisation** every [`BinnedFloat::ENDURANCE`] deposits (512 for f32): each fold's
 //!   drift moves into its carry before it could leave its binade; and once more before any
 //!   merge, since merges are exact only for renormalised states.
-//! - **Merges instead of additions**: the warp shuffles move a state as 7 (14) words, the
-//!   block and the last block [`Binned::merge`] them; the last block converts the merged state
-//!   to a float once ([`Binned::value`], added up in double-double `f64` in a fixed order,
-//!   rounded once).
+//! - **Merges instead of additions**: a state's folds hold whole numbers of their ulps, so the
+//!   block's shuffle tree adds them as [`binned::Counts`] (each fold's carry and its offset
+//!   from the bin as an integer: 8 (14) words a shuffle, a few additions a level) and turns
+//!   only the root back into a state; the last block merges the blocks' states the same way and
+//!   converts the total to a float once ([`Binned::value`], added up in double-double `f64` in
+//!   a fixed order, rounded once). Merging by counts instead of one [`Binned::merge`] a level
+//!   (each subtracts bins and renormalises every fold) made the whole-array sum of 2^14 `f32`
+//!   13.7 → 9.4 µs and of 2^24 41.5 → 34.5 on the H100.
 //! - **Non-finite values on the side**: a batch with a NaN or an infinity leaves a non-finite
 //!   top fold (checked once per batch); it is then read again, its NaNs and infinities are
 //!   added to a separate `special` sum, and the thread's folds are dropped (the result is the
@@ -39,7 +43,7 @@
 //!         top fold not finite? → read the batch again, NaN/inf → special, folds dropped
 //! fold:   ┌ bin 1.5·2^E ┐ + Σ round_E(x)       (round_E: to a multiple of 2^(E-23), never a tie)
 //!         x ──► fold 0 ──(rest)──► fold 1 ──(rest)──► fold 2 ──(rest dropped)
-//! thread: renorm both, even.merge(odd)   block: shuffles of states, merge   → partials[b]
+//! thread: renorm both, even.merge(odd)   block: shuffles of counts, plus    → partials[b]
 //! last:   merges partials[0..grid] → output[0] = value (sum), value / n (mean), or the state
 //! ```
 //!

@@ -47,7 +47,10 @@ use crate::element::{Value, Words};
 use core::ops::{Add, Mul, Sub};
 
 mod convert;
+mod counts;
 mod floats;
+
+pub use counts::Counts;
 
 /// Folds (bins) a state keeps: three, as CUB and ReproBLAS's default. Each adds `BIN_WIDTH`
 /// bits of range below the top fold; three keep about `2·W + p` bits of the sum.
@@ -68,6 +71,8 @@ pub trait BinnedFloat:
 {
     /// `[u32; PARTS · words of Self]`: a state's words.
     type StateWords: Words;
+    /// The unsigned integer of the type's width: a fold's ulps below a quarter, in [`Counts`].
+    type Ulps: Value + Default + Add<Output = Self::Ulps> + core::fmt::Debug;
     const ZERO: Self;
     /// The NaN a result with a NaN is (one fixed bit pattern: the GPU's and the CPU's NaNs
     /// differ in their payloads).
@@ -111,6 +116,11 @@ pub trait BinnedFloat:
     /// Renormalises one fold: the primary's top two mantissa bits go to the carry, and the
     /// primary is set back to `[1.5, 1.75)·2^E`.
     fn renorm_fold(primary: Self, carry: Self) -> (Self, Self);
+    /// A renormalised primary's offset from its bin, in ulps (below a quarter of the binade).
+    fn fold_ulps(primary: Self) -> Self::Ulps;
+    /// The renormalised fold of bin `bin` holding `carry` quarters and `ulps` ulps (any number:
+    /// the whole quarters among them go to the carry).
+    fn fold_of_ulps(bin: Self, carry: Self, ulps: Self::Ulps) -> (Self, Self);
     /// The value of a non-empty, finite, renormalised state, rounded once.
     fn convert(state: &Binned<Self>) -> Self;
     /// `self / count` (a mean).
@@ -349,52 +359,21 @@ impl<F: BinnedFloat> Binned<F> {
 
     /// `self += other`, exactly, for renormalised states; the result is renormalised. The
     /// coarser state's bins win; the finer one's folds past the third are dropped (they are
-    /// below the precision kept, and the same ones are dropped in every order).
+    /// below the precision kept, and the same ones are dropped in every order). The arithmetic
+    /// is [`Counts::plus`]; a tree of merges can stay in [`Counts`] from leaves to root.
     #[inline(always)]
     pub fn merge(&mut self, other: &Self) {
-        self.special = self.special + other.special;
         if other.is_empty() {
+            self.special = self.special + other.special;
             return;
         }
         if self.is_empty() {
-            self.primary = other.primary;
-            self.carry = other.carry;
+            let special = self.special + other.special;
+            *self = *other;
+            self.special = special;
             return;
         }
-        let (mine, theirs) = (self.index(), other.index());
-        let shift = mine - theirs;
-        // Written out case by case: no array indexed at run time (it would live in local
-        // memory on the GPU).
-        if shift > 0 {
-            // `other` is coarser: its folds are the new top ones, mine slide down under them.
-            let old = *self;
-            self.primary = other.primary;
-            self.carry = other.carry;
-            if shift == 1 {
-                self.take_fold(1, &old, 0, mine);
-                self.take_fold(2, &old, 1, mine + 1);
-            } else if shift == 2 {
-                self.take_fold(2, &old, 0, mine);
-            }
-        } else if shift == 0 {
-            self.take_fold(0, other, 0, theirs);
-            self.take_fold(1, other, 1, theirs + 1);
-            self.take_fold(2, other, 2, theirs + 2);
-        } else if shift == -1 {
-            self.take_fold(1, other, 0, theirs);
-            self.take_fold(2, other, 1, theirs + 1);
-        } else if shift == -2 {
-            self.take_fold(2, other, 0, theirs);
-        }
-        self.renorm();
-    }
-
-    /// Fold `to` takes fold `from` of `other`, whose bin is `bin_index` (the same bin as
-    /// fold `to`'s): the offset `primary - bin` is exact, and so is the sum.
-    #[inline(always)]
-    fn take_fold(&mut self, to: usize, other: &Self, from: usize, bin_index: i32) {
-        self.primary[to] = self.primary[to] + (other.primary[from] - F::bin(bin_index));
-        self.carry[to] = self.carry[to] + other.carry[from];
+        *self = Counts::of(self).plus(&Counts::of(other)).to_state();
     }
 
     /// The sum, rounded once: the sum of the non-finite values if there were any (a NaN as

@@ -2,13 +2,13 @@
 //! grid's merges, and the kernel that merges states computed elsewhere. See the parent module
 //! for what changes against v8 and why.
 
-use super::binned::{Binned, BinnedFloat};
+use super::binned::{Binned, BinnedFloat, Counts};
 use super::conclusion::{Conclusion, Reproducible};
 use crate::device::{
     FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_dim_x, block_idx_x,
     grid_dim_x, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down,
 };
-use crate::element::Vector16;
+use crate::element::{Value, Vector16};
 use crate::params::Scratch;
 
 /// Vector loads each thread issues before it deposits them (as v8).
@@ -195,16 +195,42 @@ pub(super) fn thread_state<T: Reproducible>(
     acc.settle()
 }
 
-/// Merges the states of the first `lanes` lanes (a power of two ≤ 32) into lane 0.
+/// Merges the renormalised states of the first `lanes` lanes (a power of two ≤ 32) into lane 0.
+/// The tree adds [`Counts`] (a few additions a level, where a [`Binned::merge`] also subtracts
+/// bins and renormalises every fold): only the root becomes a state again.
 #[inline(always)]
-pub(super) fn warp_merge<F: BinnedFloat>(mut state: Binned<F>, lanes: u32) -> Binned<F> {
+pub(super) fn warp_merge<F: BinnedFloat>(state: Binned<F>, lanes: u32) -> Binned<F> {
+    let mut counts = Counts::of(&state);
     let mut offset = lanes / 2;
     while offset > 0 {
-        let (other, _) = warp_shuffle_down(FULL_MASK, state, offset, WARP_SIZE);
-        state.merge(&other);
+        let other = Counts {
+            index: shuffle_down(counts.index, offset),
+            carries: [
+                shuffle_down(counts.carries[0], offset),
+                shuffle_down(counts.carries[1], offset),
+                shuffle_down(counts.carries[2], offset),
+            ],
+            ulps: [
+                shuffle_down(counts.ulps[0], offset),
+                shuffle_down(counts.ulps[1], offset),
+                shuffle_down(counts.ulps[2], offset),
+            ],
+            special: shuffle_down(counts.special, offset),
+        };
+        counts = counts.plus(&other);
         offset /= 2;
     }
-    state
+    counts.to_state()
+}
+
+// A warp's tree adds at most 32 states' counts.
+const _: () = assert!(WARP_SIZE as usize <= Counts::<f64>::MAX_LEAVES);
+
+/// `value` of the lane `offset` above (a lane past the warp's end gets its own back, and the
+/// tree never reads it).
+#[inline(always)]
+fn shuffle_down<T: Value>(value: T, offset: u32) -> T {
+    warp_shuffle_down(FULL_MASK, value, offset, WARP_SIZE).0
 }
 
 /// Merges one state per thread over the block (v7's shuffle reduction, with states): the

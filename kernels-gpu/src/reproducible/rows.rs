@@ -38,12 +38,12 @@
 //! memory: one state per warp and the ticket (`rows_block`, `rows_split`); none for
 //! `rows_warp`.
 
-use super::binned::Binned;
+use super::binned::{Binned, BinnedFloat};
 use super::conclusion::{Conclusion, Reproducible};
-use super::kernel::{block_merge, thread_state, warp_merge};
+use super::kernel::{block_merge, thread_state};
 use crate::device::{
-    GlobalSlice, GlobalSliceMut, WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x, shared_array,
-    sync_threads, thread_fence, thread_idx_x,
+    FULL_MASK, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x,
+    shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down,
 };
 use crate::params::{Scratch, Segments};
 
@@ -81,12 +81,29 @@ pub fn reproducible_rows_warp<T: Reproducible, C: Conclusion<T::Fold>>(
         };
         // Lane 0 of each group ends up with its group's state (the other lanes' merges, across
         // groups, are not used).
-        let total = warp_merge(state, lanes_per_row);
+        let total = warp_merge_by_states(state, lanes_per_row);
         if lane_in_group == 0 && row < rows.count() {
             output.store(row, C::conclude(total, len));
         }
         first += stride;
     }
+}
+
+/// Merges the states of the first `lanes` lanes of each group into its lane 0, one
+/// [`Binned::merge`] a level: the tree of [`super::kernel::warp_merge`] without its counts. Its
+/// levels cost more instructions, but it keeps fewer registers live: in this kernel, whose loop
+/// over rows holds the deposit loop at its register peak, the counts took it from 64 to 72
+/// registers a thread (occupancy 50% → 37.5%) and the sums of 100000 segments of ~300 `f32`
+/// from 68.9 to 74.6 µs on the H100, while the whole-array kernel gained a third.
+#[inline(always)]
+fn warp_merge_by_states<F: BinnedFloat>(mut state: Binned<F>, lanes: u32) -> Binned<F> {
+    let mut offset = lanes / 2;
+    while offset > 0 {
+        let (other, _) = warp_shuffle_down(FULL_MASK, state, offset, WARP_SIZE);
+        state.merge(&other);
+        offset /= 2;
+    }
+    state
 }
 
 /// A block per row: long rows, enough of them to fill the GPU.

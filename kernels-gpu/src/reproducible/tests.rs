@@ -1,7 +1,7 @@
 //! `Binned` against the golden values of the CUB research memo (a line-by-line host port of
 //! CUB's `rfa.cuh`), against exact sums, and against itself in other orders and splits.
 
-use super::binned::{Binned, BinnedFloat};
+use super::binned::{Binned, BinnedFloat, Counts};
 use crate::element::Value;
 use std::format;
 use std::vec;
@@ -351,6 +351,112 @@ fn values_near_the_top_of_the_range_use_the_compressed_bin() {
     assert_eq!(words(&split_and_merge(&xs, &mut rng, 4)), words(&whole));
     let exact: f64 = xs.iter().sum();
     assert!((whole.value() - exact).abs() <= 1e-12 * xs.iter().map(|x| x.abs()).sum::<f64>());
+}
+
+/// `xs` cut into `shards` (some empty), each shard's state as [`Counts`] (`sum_of`: infinities
+/// go to the special sum), added up as the
+/// warp merge does: a tree of `Counts::plus` with no state in between, turned into a state once.
+fn counts_tree<F: BinnedFloat>(xs: &[F], rng: &mut Rng, shards: usize) -> Binned<F> {
+    let mut cuts: Vec<usize> = (0..shards - 1).map(|_| rng.below(xs.len() + 1)).collect();
+    cuts.extend([0, xs.len()]);
+    cuts.sort();
+    let mut counts: Vec<Counts<F>> = cuts
+        .windows(2)
+        .map(|w| Counts::of(&Binned::sum_of(xs[w[0]..w[1]].iter().copied())))
+        .collect();
+    while counts.len() > 1 {
+        let a = counts.swap_remove(rng.below(counts.len()));
+        let b = rng.below(counts.len());
+        counts[b] = counts[b].plus(&a);
+    }
+    counts[0].to_state()
+}
+
+#[test]
+fn trees_of_counts_give_the_state_of_one_sequential_sum() {
+    let mut rng = Rng(21);
+    // Magnitudes from the subnormals to near f32::MAX (the compressed bin), so that the shards'
+    // top folds differ by 0, 1, 2 and more bins; a NaN-free infinity in some rounds.
+    for round in 0..40 {
+        let n = 1 + rng.below(3000);
+        let spread = 1 + rng.below(250) as i32;
+        let mut xs: Vec<f32> = (0..n)
+            .map(|_| rng.unit_f32() * 2f32.powi(rng.below(spread as usize) as i32 - 148).min(1e37))
+            .collect();
+        if round % 10 == 9 {
+            xs[rng.below(n)] = f32::INFINITY;
+        }
+        let whole = Binned::sum_of(xs.iter().copied());
+        for shards in [1, 2, 5, 32, 200] {
+            let tree = counts_tree(&xs, &mut rng, shards);
+            assert_eq!(
+                words(&tree),
+                words(&whole),
+                "round {round}, {shards} shards"
+            );
+        }
+        let xs64: Vec<f64> = xs
+            .iter()
+            .map(|&x| f64::from(x) * 2f64.powi(rng.below(1800) as i32 - 900))
+            .collect();
+        let whole = Binned::sum_of(xs64.iter().copied());
+        let tree = counts_tree(&xs64, &mut rng, 32);
+        assert_eq!(words(&tree), words(&whole), "round {round} (f64)");
+    }
+    // A state of nothing, and nothing but an infinity, through counts.
+    let empty = Counts::<f32>::of(&Binned::EMPTY).plus(&Counts::of(&Binned::EMPTY));
+    assert_eq!(words(&empty.to_state()), words(&Binned::<f32>::EMPTY));
+    let inf = Binned::sum_of([f32::INFINITY]);
+    assert_eq!(words(&Counts::of(&inf).to_state()), words(&inf));
+}
+
+#[test]
+fn merges_count_more_ulps_than_64_bits_hold() {
+    // f64 values of 2^23 to 2^24 sit at the top of their fold (bin 2^37, ulp 2^-15): 2^38 ulps
+    // each. Doubling a state of 1000 of them 30 times counts about 2^78 ulps.
+    let mut rng = Rng(22);
+    let xs: Vec<f64> = (0..1000)
+        .map(|_| 8_388_608.0 * (1.0 + f64::from(rng.unit_f32().abs())))
+        .collect();
+    let one = Binned::sum_of(xs.iter().copied());
+    let mut doubled = one;
+    for _ in 0..30 {
+        let copy = doubled;
+        doubled.merge(&copy);
+    }
+    assert_eq!(doubled.value(), one.value() * 2f64.powi(30));
+}
+
+#[test]
+fn a_tree_of_counts_takes_its_most_leaves() {
+    // `MAX_LEAVES` copies of a state, one whose offsets are all just short of a quarter among
+    // them: the `u32` offsets' sum at its largest.
+    let mut rng = Rng(23);
+    let xs: Vec<f32> = (0..1000)
+        .map(|_| 4096.0 * (1.0 + rng.unit_f32().abs()))
+        .collect();
+    let one = Binned::sum_of(xs.iter().copied());
+    // The same folds with every offset one ulp short of a quarter (`2^21 - 1`).
+    let mut words_of_one = one.to_words();
+    for primary in &mut words_of_one[..3] {
+        *primary |= (1 << 21) - 1;
+    }
+    let near_quarter = Binned::<f32>::from_words(words_of_one);
+    for state in [one, near_quarter] {
+        let mut tree = Counts::of(&state);
+        let mut leaves = 1;
+        while leaves < Counts::<f32>::MAX_LEAVES {
+            tree = tree.plus(&tree);
+            leaves *= 2;
+        }
+        let mut merged = state;
+        for _ in 0..11 {
+            let copy = merged;
+            merged.merge(&copy);
+        }
+        assert_eq!(words(&tree.to_state()), words(&merged));
+        assert_eq!(merged.value(), state.value() * 2048.0);
+    }
 }
 
 #[test]

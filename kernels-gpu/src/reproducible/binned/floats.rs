@@ -17,6 +17,7 @@ macro_rules! binned_float {
     ) => {
         impl BinnedFloat for $t {
             type StateWords = [u32; PARTS * size_of::<$t>() / size_of::<u32>()];
+            type Ulps = $bits;
             const ZERO: Self = 0.0;
             const NAN: Self = <$t>::from_bits($nan);
             const BIN_WIDTH: i32 = $w;
@@ -115,6 +116,21 @@ macro_rules! binned_float {
                 let quarters = ((bits >> ($mant - 3)) & 3) as i32 - 2;
                 let bits = (bits & !(1 << ($mant - 3))) | (1 << ($mant - 2));
                 (<$t>::from_bits(bits), carry + quarters as $t)
+            }
+
+            #[inline(always)]
+            fn fold_ulps(primary: Self) -> $bits {
+                // A renormalised primary is 1.5·2^E (its bin) plus its low p-3 mantissa bits.
+                primary.to_bits() & ((1 << ($mant - 3)) - 1)
+            }
+
+            #[inline(always)]
+            fn fold_of_ulps(bin: Self, carry: Self, ulps: $bits) -> (Self, Self) {
+                let quarters = (ulps >> ($mant - 3)) as $t;
+                (
+                    <$t>::from_bits(bin.to_bits() | (ulps & ((1 << ($mant - 3)) - 1))),
+                    carry + quarters,
+                )
             }
 
             #[inline(always)]
