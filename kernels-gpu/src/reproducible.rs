@@ -24,13 +24,13 @@
 //!   drift moves into its carry before it could leave its binade; and once more before any
 //!   merge, since merges are exact only for renormalised states.
 //! - **Merges instead of additions**: a state's folds hold whole numbers of their ulps, so the
-//!   block's shuffle tree adds them as [`binned::Counts`] (each fold's carry and its offset
-//!   from the bin as an integer: 8 (14) words a shuffle, a few additions a level) and turns
+//!   block's shuffle tree adds them as [`binned::counts::Counts`] (each fold's carry and its offset
+//!   from the bin as an integer: 8 (15) words a shuffle, a few additions a level) and turns
 //!   only the root back into a state; the last block merges the blocks' states the same way and
 //!   converts the total to a float once ([`Binned::value`], added up in double-double `f64` in
 //!   a fixed order, rounded once). Merging by counts instead of one [`Binned::merge`] a level
 //!   (each subtracts bins and renormalises every fold) made the whole-array sum of 2^14 `f32`
-//!   13.7 → 9.4 µs and of 2^24 41.5 → 34.5 on the H100.
+//!   13.9 → 9.5 µs and of 2^24 41.1 → 34.3 on the H100.
 //! - **Non-finite values on the side**: a batch with a NaN or an infinity leaves a non-finite
 //!   top fold (checked once per batch); it is then read again, its NaNs and infinities are
 //!   added to a separate `special` sum, and the thread's folds are dropped (the result is the

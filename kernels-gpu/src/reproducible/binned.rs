@@ -47,10 +47,8 @@ use crate::element::{Value, Words};
 use core::ops::{Add, Mul, Sub};
 
 mod convert;
-mod counts;
+pub mod counts;
 mod floats;
-
-pub use counts::Counts;
 
 /// Folds (bins) a state keeps: three, as CUB and ReproBLAS's default. Each adds `BIN_WIDTH`
 /// bits of range below the top fold; three keep about `2·W + p` bits of the sum.
@@ -71,7 +69,8 @@ pub trait BinnedFloat:
 {
     /// `[u32; PARTS · words of Self]`: a state's words.
     type StateWords: Words;
-    /// The unsigned integer of the type's width: a fold's ulps below a quarter, in [`Counts`].
+    /// The unsigned integer of the type's width: a fold's offset from its bin in ulps (below a
+    /// quarter; in [`counts::Counts`], the sum of several).
     type Ulps: Value + Default + Add<Output = Self::Ulps> + core::fmt::Debug;
     const ZERO: Self;
     /// The NaN a result with a NaN is (one fixed bit pattern: the GPU's and the CPU's NaNs
@@ -273,6 +272,16 @@ impl<F: BinnedFloat> Binned<F> {
         self.carry[fold] = F::ZERO;
     }
 
+    /// Every fold's primary in `[1.5, 1.75)·2^E`, as [`Self::renorm`] leaves it (an empty
+    /// state too).
+    pub(crate) fn is_renormalised(&self) -> bool {
+        self.is_empty()
+            || (0..FOLDS).all(|fold| {
+                F::renorm_fold(self.primary[fold], self.carry[fold])
+                    == (self.primary[fold], self.carry[fold])
+            })
+    }
+
     /// The top fold is bin 0, whose deposits are scaled ([`Self::deposit_top`]).
     #[inline(always)]
     pub fn in_top_bin(&self) -> bool {
@@ -355,25 +364,6 @@ impl<F: BinnedFloat> Binned<F> {
                 F::renorm_fold(self.primary[fold], self.carry[fold]);
             fold += 1;
         }
-    }
-
-    /// `self += other`, exactly, for renormalised states; the result is renormalised. The
-    /// coarser state's bins win; the finer one's folds past the third are dropped (they are
-    /// below the precision kept, and the same ones are dropped in every order). The arithmetic
-    /// is [`Counts::plus`]; a tree of merges can stay in [`Counts`] from leaves to root.
-    #[inline(always)]
-    pub fn merge(&mut self, other: &Self) {
-        if other.is_empty() {
-            self.special = self.special + other.special;
-            return;
-        }
-        if self.is_empty() {
-            let special = self.special + other.special;
-            *self = *other;
-            self.special = special;
-            return;
-        }
-        *self = Counts::of(self).plus(&Counts::of(other)).to_state();
     }
 
     /// The sum, rounded once: the sum of the non-finite values if there were any (a NaN as

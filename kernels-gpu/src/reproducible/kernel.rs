@@ -2,7 +2,8 @@
 //! grid's merges, and the kernel that merges states computed elsewhere. See the parent module
 //! for what changes against v8 and why.
 
-use super::binned::{Binned, BinnedFloat, Counts};
+use super::binned::counts::Counts;
+use super::binned::{Binned, BinnedFloat};
 use super::conclusion::{Conclusion, Reproducible};
 use crate::device::{
     FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_dim_x, block_idx_x,
@@ -224,7 +225,7 @@ pub(super) fn warp_merge<F: BinnedFloat>(state: Binned<F>, lanes: u32) -> Binned
 }
 
 // A warp's tree adds at most 32 states' counts.
-const _: () = assert!(WARP_SIZE as usize <= Counts::<f64>::MAX_LEAVES);
+const _: () = assert!(WARP_SIZE as usize <= Counts::<f32>::MAX_LEAVES);
 
 /// `value` of the lane `offset` above (a lane past the warp's end gets its own back, and the
 /// tree never reads it).

@@ -94,7 +94,8 @@ pub fn reproducible_rows_warp<T: Reproducible, C: Conclusion<T::Fold>>(
 /// levels cost more instructions, but it keeps fewer registers live: in this kernel, whose loop
 /// over rows holds the deposit loop at its register peak, the counts took it from 64 to 72
 /// registers a thread (occupancy 50% → 37.5%) and the sums of 100000 segments of ~300 `f32`
-/// from 68.9 to 74.6 µs on the H100, while the whole-array kernel gained a third.
+/// from 68.9 to 74.6 µs on the H100, where the whole-array kernel gained up to a third (2^14
+/// `f32`: 13.9 → 9.5 µs).
 #[inline(always)]
 fn warp_merge_by_states<F: BinnedFloat>(mut state: Binned<F>, lanes: u32) -> Binned<F> {
     let mut offset = lanes / 2;

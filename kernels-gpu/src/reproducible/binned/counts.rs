@@ -14,8 +14,9 @@
 //!   carry   = c quarters         (r ≥ q allowed in between)       carry   = c + ⌊r / q⌋
 //! ```
 //!
-//! A [`Binned::merge`] subtracts both bins, adds, and renormalises every fold; adding two
-//! `Counts` is a few selects, three float and three integer additions. The state at the root
+//! The old way, a merge at every level, subtracted both bins, added, and renormalised every
+//! fold; adding two `Counts` is two alignments (selects), three float and three integer
+//! additions, and the special sum's. The state at the root
 //! is the same bit for bit: the folds hold the same integers, and their renormalised form is
 //! unique.
 //!
@@ -30,7 +31,7 @@ const EMPTY_INDEX: i32 = i32::MAX;
 /// A renormalised [`Binned`] state with integer offsets (see the module docs).
 #[derive(Clone, Copy, Debug)]
 pub struct Counts<F: BinnedFloat> {
-    /// The top fold's index, or [`EMPTY_INDEX`].
+    /// The top fold's index, or `i32::MAX` for a state with no finite value.
     pub index: i32,
     /// Fold `j`'s carry (bin `index + j`): whole quarters of its binade.
     pub carries: [F; FOLDS],
@@ -45,9 +46,13 @@ impl<F: BinnedFloat> Counts<F> {
     /// `2^50`, fit `u64` more often).
     pub const MAX_LEAVES: usize = 1 << 11;
 
-    /// A renormalised `state` as counts.
+    /// A renormalised `state` as counts (of any other, the offsets would lose their top bits).
     #[inline(always)]
     pub fn of(state: &Binned<F>) -> Self {
+        debug_assert!(
+            state.is_renormalised(),
+            "Counts::of takes renormalised states"
+        );
         if state.is_empty() {
             return Counts {
                 index: EMPTY_INDEX,
@@ -97,7 +102,8 @@ impl<F: BinnedFloat> Counts<F> {
     /// The folds as seen from the top index `index` (at most this state's).
     #[inline(always)]
     fn aligned(&self, index: i32) -> ([F; FOLDS], [F::Ulps; FOLDS]) {
-        // `index` is a real index (at least 0): no overflow, even from `EMPTY_INDEX`.
+        // `index` is at least 0 (or both are empty, and the shift is 0): no overflow, even from
+        // `EMPTY_INDEX`.
         let shift = self.index - index;
         let ([c0, c1, c2], [u0, u1, u2]) = (self.carries, self.ulps);
         let (zero, none) = (F::ZERO, F::Ulps::default());
@@ -133,5 +139,27 @@ impl<F: BinnedFloat> Counts<F> {
             carry: [c0, c1, c2],
             special: self.special,
         }
+    }
+}
+
+/// Merging, beside the counts it is computed with.
+impl<F: BinnedFloat> Binned<F> {
+    /// `self += other`, exactly, for renormalised states; the result is renormalised. The
+    /// coarser state's bins win; the finer one's folds past the third are dropped (they are
+    /// below the precision kept, and the same ones are dropped in every order). The arithmetic
+    /// is [`Counts::plus`]; a tree of merges can stay in [`Counts`] from leaves to root.
+    #[inline(always)]
+    pub fn merge(&mut self, other: &Self) {
+        if other.is_empty() {
+            self.special = self.special + other.special;
+            return;
+        }
+        if self.is_empty() {
+            let special = self.special + other.special;
+            *self = *other;
+            self.special = special;
+            return;
+        }
+        *self = Counts::of(self).plus(&Counts::of(other)).to_state();
     }
 }
