@@ -78,13 +78,18 @@ fn batched<F: BinnedFloat>(xs: &[F], batch: usize) -> Binned<F> {
     state
 }
 
+/// `0`, `shards - 1` random places in `0..=len` and `len`, in order: the bounds of `shards`
+/// pieces of a slice of `len` (some empty).
+fn random_cuts(len: usize, rng: &mut Rng, shards: usize) -> Vec<usize> {
+    let mut cuts: Vec<usize> = (0..shards - 1).map(|_| rng.below(len + 1)).collect();
+    cuts.extend([0, len]);
+    cuts.sort();
+    cuts
+}
+
 /// `xs` cut at random places into shards, each summed on its own, merged in a random order.
 fn split_and_merge<F: BinnedFloat>(xs: &[F], rng: &mut Rng, shards: usize) -> Binned<F> {
-    let mut cuts: Vec<usize> = (0..shards - 1).map(|_| rng.below(xs.len() + 1)).collect();
-    cuts.push(0);
-    cuts.push(xs.len());
-    cuts.sort();
-    let mut states: Vec<Binned<F>> = cuts
+    let mut states: Vec<Binned<F>> = random_cuts(xs.len(), rng, shards)
         .windows(2)
         .map(|w| batched(&xs[w[0]..w[1]], 1 + rng.below(40)))
         .collect();
@@ -358,10 +363,7 @@ fn values_near_the_top_of_the_range_use_the_compressed_bin() {
 /// go to the special sum), added up as the
 /// warp merge does: a tree of `Counts::plus` with no state in between, turned into a state once.
 fn counts_tree<F: BinnedFloat>(xs: &[F], rng: &mut Rng, shards: usize) -> Binned<F> {
-    let mut cuts: Vec<usize> = (0..shards - 1).map(|_| rng.below(xs.len() + 1)).collect();
-    cuts.extend([0, xs.len()]);
-    cuts.sort();
-    let mut counts: Vec<Counts<F>> = cuts
+    let mut counts: Vec<Counts<F>> = random_cuts(xs.len(), rng, shards)
         .windows(2)
         .map(|w| Counts::of(&Binned::sum_of(xs[w[0]..w[1]].iter().copied())))
         .collect();

@@ -94,15 +94,7 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                     timer.reduce::<T, O>(version, block, cap, &pointers, input.len(), timing)?;
                 let additions = plan::additions_per_element(version, &run.passes);
                 let verdict = O::check(O::output(run.value), reference, additions);
-                let check = if verdict.pass { "PASS" } else { "FAIL" };
-                let kernel = capped_name(&name, cap);
-                out.push(row(
-                    "reduce-rs",
-                    kernel,
-                    cap.is_none(),
-                    run.to_result_ms,
-                    check,
-                ));
+                out.push(capped_row(&row, &name, cap, run.to_result_ms, verdict.pass));
             }
         }
         Some(spec) => {
@@ -126,13 +118,12 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                         run.verdict.first_failure.clone().unwrap_or_default()
                     );
                 }
-                let check = if run.verdict.pass() { "PASS" } else { "FAIL" };
                 out.push(row(
                     "reduce-rs",
                     format!("{name}{note}"),
                     chosen,
                     run.gpu_ms.unwrap_or(f64::NAN),
-                    check,
+                    check_word(run.verdict.pass()),
                 ));
                 Ok(())
             };
@@ -196,15 +187,7 @@ fn whole_reproducible<T: HostElement, O: Checked<T>>(
             // The binned sum's error bound counts as a tree of height 3 (as the versions'
             // bench).
             let verdict = O::check(O::output(run.value), reference, 3);
-            let check = if verdict.pass { "PASS" } else { "FAIL" };
-            let kernel = capped_name(&name, cap);
-            out.push(row(
-                "reduce-rs",
-                kernel,
-                cap.is_none(),
-                run.to_result_ms,
-                check,
-            ));
+            out.push(capped_row(&row, &name, cap, run.to_result_ms, verdict.pass));
         }
         Ok(())
     };
@@ -221,12 +204,25 @@ fn grid_caps(splits: &[usize]) -> impl Iterator<Item = Option<u32>> + '_ {
     std::iter::once(None).chain(caps)
 }
 
-/// `name`, and the grid limit it was timed with if not the planner's.
-fn capped_name(name: &str, cap: Option<u32>) -> String {
-    match cap {
+/// The row of one whole-array timing of kernel `name` with grid limit `cap`: the kernel column
+/// names the limit when it is not the planner's (`None`, the chosen launch).
+fn capped_row(
+    row: &impl Fn(&str, String, bool, f64, &str) -> ShapeRow,
+    name: &str,
+    cap: Option<u32>,
+    ms: f64,
+    pass: bool,
+) -> ShapeRow {
+    let kernel = match cap {
         None => name.to_string(),
         Some(blocks) => format!("{name} max_blocks={blocks}"),
-    }
+    };
+    row("reduce-rs", kernel, cap.is_none(), ms, check_word(pass))
+}
+
+/// The check column of a run.
+fn check_word(pass: bool) -> &'static str {
+    if pass { "PASS" } else { "FAIL" }
 }
 
 /// Every shape kernel that can reduce `shape`, launched as `reducer` (in its mode) would launch
