@@ -35,13 +35,17 @@ impl NpyHeader {
     }
 
     /// The elements the shape promises, or `None` when their count does not fit in 64 bits.
+    ///
+    /// As numpy does, a zero dimension does not excuse the others: `(2^32, 2^32, 0)` is refused
+    /// (numpy cannot make that array, and an accepted shape's dimensions always multiply
+    /// without overflow, whatever order a caller multiplies them in).
     pub fn elements(&self) -> Option<u64> {
-        if self.shape.contains(&0) {
-            return Some(0);
-        }
-        self.shape
+        let nonzero = self
+            .shape
             .iter()
-            .try_fold(1u64, |count, &dim| count.checked_mul(dim))
+            .filter(|&&dim| dim != 0)
+            .try_fold(1u64, |count, &dim| count.checked_mul(dim))?;
+        Some(if self.shape.contains(&0) { 0 } else { nonzero })
     }
 
     /// The data's bytes the shape promises, or `None` when they do not fit in 64 bits.
@@ -54,7 +58,7 @@ impl NpyHeader {
         let (dtype, shape) = (self.dtype, self.shape_text());
         let Some(count) = self.elements() else {
             return fail(format!(
-                "the header's shape {shape} is 2^64 elements or more, but the file holds {held} bytes of data"
+                "the header's shape {shape} multiplies to 2^64 or more (its nonzero dimensions), but the file holds {held} bytes of data"
             ));
         };
         let Some(expected) = self.data_bytes() else {

@@ -84,6 +84,12 @@ fn a_shape_whose_product_overflows_is_refused() {
         None,
     );
     assert!(text.contains("256 bytes"), "{text}");
+    // A zero dimension makes no elements, but numpy refuses the shape all the same when the
+    // other dimensions overflow (the fuzzer's find: `(4295, 96794, 96729794, 967296, 0)`).
+    for shape in ["(4294967296, 4294967296, 0)", "(0, 4294967296, 4294967296)"] {
+        let text = error("zero.npy", &npy("<f4", false, shape, &[]), None);
+        assert!(text.contains("2^64 or more"), "{shape}: {text}");
+    }
 }
 
 #[test]
