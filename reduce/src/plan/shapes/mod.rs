@@ -1,0 +1,384 @@
+//! Which kernel reduces a [`Shape`] and how it is launched: a warp (or a group of its lanes)
+//! per short row, a block per long row, several blocks per row for few long rows, bands of
+//! rows for columns, by the shape and the GPU's occupancy. The same for the kernels'
+//! reproducible twins ([`Family::Reproducible`]), which give each lane more of a row.
+
+use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of};
+use crate::op::OpKind;
+use crate::shape::Shape;
+use kernels_gpu::launch::{WARP_SIZE, elements_per_vector};
+use kernels_gpu::shapes::columns;
+
+/// The kernels that reduce shapes, as `kernels_gpu::shapes` declares them (block, shared
+/// memory, grid).
+pub use kernels_gpu::shapes::ShapeKernel;
+
+mod rules;
+#[cfg(test)]
+mod tests;
+
+pub use rules::{
+    ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD,
+    REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND, SPLIT_MIN_VECTORS,
+    SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors, lanes_per_row, warp_per_row,
+};
+
+/// One launch of a shape kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapePlan {
+    /// The kernel that runs.
+    pub kernel: ShapeKernel,
+    /// Whose kernel: the plain one or its reproducible twin. A plan keeps it so that it
+    /// launches the kernel its grid, block and scratch were counted for, whatever mode the
+    /// reducer that runs it is in.
+    pub family: Family,
+    /// Its launch grid.
+    pub launch: LaunchGrid,
+    /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`);
+    /// 1 for `RowsBlock`.
+    pub split: usize,
+    /// Accumulators of scratch the launch needs, and ticket counters.
+    pub partials: usize,
+    /// Ticket counters (`u32`): one per row (`RowsSplit`) or tile of columns (`Columns`).
+    pub counters: usize,
+}
+
+impl ShapePlan {
+    /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`)
+    /// or lanes per row (`RowsWarp`, a power of two up to 32, on the same grid: the warps
+    /// loop over the rows) instead of the planner's, for a benchmark that measures which
+    /// split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
+    /// (or no power of two for `RowsWarp`), for no rows or columns (`RowsWarp` excepted: its
+    /// one block then finds no row, whatever its lanes), and where the grid would pass the
+    /// launch limit. A plan's partials are `split` × its columns (`Columns`) or rows
+    /// (`RowsSplit`), which is how the new count is found.
+    ///
+    /// ```
+    /// use reduce_rs::{OpKind, Shape};
+    /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
+    /// let f32 = Sizes { element: 4, accumulator: 4 };
+    /// let plan = plan_shape(&Shape::columns(4096, 4096), OpKind::Sum, f32, |_| 132 * 3);
+    /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 22));
+    /// let wider = plan.with_split(99).unwrap();
+    /// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
+    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, f32, |_| 132 * 2);
+    /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
+    /// let more = few_rows.with_split(64).unwrap();
+    /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
+    /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| 132 * 8);
+    /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
+    /// let fewer_lanes = short.with_split(8).unwrap();
+    /// assert_eq!((fewer_lanes.split, fewer_lanes.launch), (8, short.launch));
+    /// assert!(short.with_split(6).is_none() && short.with_split(64).is_none());
+    /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, |_| 132 * 2).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, |_| 132 * 8).with_split(2).is_none());
+    /// ```
+    pub fn with_split(self, split: usize) -> Option<ShapePlan> {
+        if self.kernel == ShapeKernel::RowsWarp {
+            let lanes = split.is_power_of_two() && split <= WARP_SIZE as usize;
+            return (lanes && self.launch.grid > 0).then_some(ShapePlan { split, ..self });
+        }
+        let free = matches!(self.kernel, ShapeKernel::Columns | ShapeKernel::RowsSplit);
+        let grid = self.counters.checked_mul(split)?;
+        if !free || split == 0 || grid == 0 || grid as u64 > MAX_GRID {
+            return None;
+        }
+        // Partials: one row of columns per band (`Columns`), one per block of a row
+        // (`RowsSplit`).
+        let per_split = self.partials / self.split.max(1);
+        Some(ShapePlan {
+            launch: LaunchGrid {
+                grid: grid as u32,
+                ..self.launch
+            },
+            split,
+            partials: per_split * split,
+            ..self
+        })
+    }
+}
+
+/// Chooses the kernel and launch for reducing `shape` with `op` over elements of `sizes`, on
+/// a GPU that runs `resident(kernel)` blocks of a kernel at once.
+///
+/// ```
+/// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
+/// use reduce_rs::{OpKind, Shape};
+/// let f32 = Sizes { element: 4, accumulator: 4 };
+/// let h100 = |kernel: ShapeKernel| 132 * u64::from(2048 / kernel.block());
+/// // Rows of 8 KiB: a block each for sums, a warp each for max.
+/// let rows = Shape::rows(32768, 2048);
+/// assert_eq!(plan_shape(&rows, OpKind::Sum, f32, h100).kernel, ShapeKernel::RowsBlock);
+/// assert_eq!(plan_shape(&rows, OpKind::Max, f32, h100).kernel, ShapeKernel::RowsWarp);
+/// ```
+pub fn plan_shape(
+    shape: &Shape<'_>,
+    op: OpKind,
+    sizes: Sizes,
+    resident: impl Fn(ShapeKernel) -> u64,
+) -> ShapePlan {
+    plan_layout(
+        Layout::of(shape),
+        op,
+        sizes,
+        Family::Plain,
+        |k| k.block(),
+        resident,
+        None,
+    )
+}
+
+/// The reproducible mode's plan for `shape` (see [`Family::Reproducible`]): the kernel it
+/// chooses, or the twin of `forced` if that can reduce the shape (as [`plan_for`]). `sizes`
+/// are the element's and the state's
+/// ([`reproducible::sizes`](super::reproducible::sizes)); `block(kernel)` the threads per
+/// block each kernel runs with.
+///
+/// ```
+/// use reduce_rs::{DType, Shape, plan::reproducible, plan::shapes::{ShapeKernel, plan_reproducible}};
+/// let sizes = reproducible::sizes(DType::F32);
+/// let h100 = |_| 132 * 8;
+/// let plan = plan_reproducible(&Shape::rows(8192, 8192), sizes, |_| 256, h100, None).unwrap();
+/// assert_eq!((plan.kernel, plan.split), (ShapeKernel::RowsWarp, 32)); // a warp per row
+/// let plan = plan_reproducible(&Shape::rows(16, 1 << 22), sizes, |_| 256, h100, None).unwrap();
+/// assert_eq!((plan.kernel, plan.split), (ShapeKernel::RowsSplit, 66)); // 66 blocks per row
+/// ```
+pub fn plan_reproducible(
+    shape: &Shape<'_>,
+    sizes: Sizes,
+    block: impl Fn(ShapeKernel) -> u32,
+    resident: impl Fn(ShapeKernel) -> u64,
+    forced: Option<ShapeKernel>,
+) -> Option<ShapePlan> {
+    if let Some(kernel) = forced
+        && !fits(kernel, shape)
+    {
+        return None;
+    }
+    Some(plan_layout(
+        Layout::of(shape),
+        OpKind::Sum,
+        sizes,
+        Family::Reproducible,
+        block,
+        resident,
+        forced,
+    ))
+}
+
+/// Whether `kernel` can reduce `shape`: the row kernels take rows and segments (`RowsSplit`
+/// only rows of equal length), `Columns` takes columns.
+pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>) -> bool {
+    matches!(
+        (kernel, shape),
+        (ShapeKernel::Columns, Shape::Columns { .. })
+            | (
+                ShapeKernel::RowsWarp | ShapeKernel::RowsBlock,
+                Shape::Rows { .. } | Shape::Segments(_)
+            )
+            | (ShapeKernel::RowsSplit, Shape::Rows { .. })
+    )
+}
+
+/// The launch of `kernel` for `shape`, if that kernel can reduce it (the benchmark times every
+/// kernel a shape could use): the row kernels take rows and segments (`RowsSplit` only rows of
+/// equal length), `Columns` takes columns.
+///
+/// ```
+/// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_for}};
+/// use reduce_rs::{OpKind, Shape};
+/// let f32 = Sizes { element: 4, accumulator: 4 };
+/// let rows = Shape::rows(1000, 64);
+/// let plan = plan_for(ShapeKernel::RowsBlock, &rows, OpKind::Sum, f32, |_| 132 * 8).unwrap();
+/// assert_eq!((plan.kernel, plan.launch.grid), (ShapeKernel::RowsBlock, 1000));
+/// assert!(plan_for(ShapeKernel::Columns, &rows, OpKind::Sum, f32, |_| 132 * 8).is_none());
+/// ```
+pub fn plan_for(
+    kernel: ShapeKernel,
+    shape: &Shape<'_>,
+    op: OpKind,
+    sizes: Sizes,
+    resident: impl Fn(ShapeKernel) -> u64,
+) -> Option<ShapePlan> {
+    fits(kernel, shape).then(|| {
+        plan_layout(
+            Layout::of(shape),
+            op,
+            sizes,
+            Family::Plain,
+            |k| k.block(),
+            resident,
+            Some(kernel),
+        )
+    })
+}
+
+/// What the planner needs to know of a [`Shape`]: the matrix, or the segments' count and
+/// their total length (segment offsets on the GPU are not read to plan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    Rows { rows: usize, cols: usize },
+    Columns { rows: usize, cols: usize },
+    Segments { count: usize, total: usize },
+}
+
+impl Layout {
+    pub(crate) fn of(shape: &Shape<'_>) -> Layout {
+        match *shape {
+            Shape::Rows { rows, cols } => Layout::Rows { rows, cols },
+            Shape::Columns { rows, cols } => Layout::Columns { rows, cols },
+            Shape::Segments(offsets) => Layout::Segments {
+                count: shape.results(),
+                total: offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0),
+            },
+        }
+    }
+}
+
+/// The launch for `layout` (see [`plan_shape`]) of a kernel of `family` (`sizes.accumulator`
+/// is a state's bytes for [`Family::Reproducible`]), `block(kernel)` threads per block;
+/// `forced` names the kernel instead of choosing.
+pub(crate) fn plan_layout(
+    layout: Layout,
+    op: OpKind,
+    sizes: Sizes,
+    family: Family,
+    block: impl Fn(ShapeKernel) -> u32,
+    resident: impl Fn(ShapeKernel) -> u64,
+    forced: Option<ShapeKernel>,
+) -> ShapePlan {
+    // The warps of `kernel` the device holds at once.
+    let warps_of = |kernel: ShapeKernel| {
+        resident(kernel).max(1) as usize * (block(kernel) / WARP_SIZE) as usize
+    };
+    let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
+        let block = block(kernel);
+        // The reproducible twins hold in shared memory what their plain kernels do (a value
+        // per warp, and the ticket), as states; but for columns, half a state per thread.
+        let tile_accumulators = match (layout, family) {
+            (Layout::Columns { cols, .. }, Family::Plain) => {
+                columns::shared_accumulators(cols, sizes.element, block)
+            }
+            (Layout::Columns { cols, .. }, Family::Reproducible) => {
+                kernels_gpu::reproducible::columns::shared_states(cols, sizes.element, block)
+            }
+            _ => 0,
+        };
+        let shared_bytes = shared_bytes_of(kernel.info().shared, block, sizes, tile_accumulators);
+        ShapePlan {
+            kernel,
+            family,
+            launch: LaunchGrid {
+                grid: grid.clamp(1, MAX_GRID) as u32,
+                block,
+                shared_bytes,
+            },
+            split,
+            partials,
+            counters,
+        }
+    };
+    // Groups of `lanes_per_row` lanes, `32 / lanes_per_row` rows per warp at a time; a grid of
+    // at most four waves, whose warps then take the next rows.
+    let rows_warp = |rows: usize, row_bytes: usize| {
+        let kernel = ShapeKernel::RowsWarp;
+        let lanes = family.lanes_per_row(op, sizes.element, row_bytes);
+        let rows_per_block =
+            (block(kernel) as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
+        let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
+        plan(kernel, grid, lanes, 0, 0)
+    };
+    match layout {
+        Layout::Columns { rows, cols } => {
+            let kernel = ShapeKernel::Columns;
+            let block = block(kernel);
+            let groups = columns::groups_per_tile(cols, sizes.element, block);
+            let tiles = cols
+                .div_ceil(elements_per_vector(sizes.element))
+                .div_ceil(groups)
+                .max(1);
+            let rows_per_step = block as usize / groups;
+            // Bands of `RUNS_PER_BAND` runs each (fewer where that leaves too few blocks); more
+            // where the grid would pass one wave, or where the tile's last block would add up
+            // more than `MAX_BANDS_PER_THREAD` bands per thread.
+            let runs = columns::whole_runs(rows, rows_per_step).1.max(1);
+            let wave = resident(kernel).max(1) as usize;
+            let runs_per_band = if runs.div_ceil(RUNS_PER_BAND) * tiles >= wave / 4 {
+                RUNS_PER_BAND
+            } else {
+                FEW_RUNS_PER_BAND
+            }
+            .max(runs.div_ceil((wave / tiles).max(1)))
+            .max(runs.div_ceil(rows_per_step * MAX_BANDS_PER_THREAD));
+            let split = runs.div_ceil(runs_per_band);
+            plan(kernel, (tiles * split) as u64, split, split * cols, tiles)
+        }
+        Layout::Rows { rows, cols } => {
+            let row_bytes = cols * sizes.element;
+            let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
+            let split_wave = resident(ShapeKernel::RowsSplit).max(1) as usize;
+            // Fewer rows than half a wave of `RowsSplit`'s blocks: cut them over several blocks
+            // each if they are long, else a block each (below). Otherwise by row length (the
+            // reproducible mode: a warp per row also when every resident warp gets a row).
+            let warp = match family {
+                Family::Plain => warp_per_row(op, row_bytes, rows, warps_of(ShapeKernel::RowsWarp)),
+                Family::Reproducible => {
+                    row_bytes <= REPRODUCIBLE_WARP_ROW_BYTES
+                        || rows >= warps_of(ShapeKernel::RowsBlock)
+                }
+            };
+            // Measured on the H100, where a wave of `rows_split_f32_sum` is 528 blocks: 128 rows
+            // of 2 MiB, split 91.4 µs, a block each 104.2; 512 rows of 512 KiB, split 91.8, a
+            // block each 89.7. The reproducible twins keep their line at a wave of `RowsBlock`.
+            let split_below = match family {
+                Family::Plain => (split_wave / 2).max(1),
+                Family::Reproducible => resident_blocks,
+            };
+            let split = family.blocks_per_row(
+                rows,
+                cols,
+                sizes.element,
+                block(ShapeKernel::RowsSplit),
+                split_wave,
+            );
+            // Few rows of at most `SPLIT_ROW_BYTES`, or that one block of `RowsSplit` would
+            // read alone, get `RowsBlock`: the same reads without the hand-over. Short ones
+            // too: on the H100, 64 × 512 f32 a block each 4.1 µs, a warp each 4.0–4.2; 100 ×
+            // 2000, 4.8 against 7.2; the reproducible twins 6.1 against 7.7 (64 × 512).
+            let cut = split > 1 && row_bytes > SPLIT_ROW_BYTES;
+            let choice = forced.unwrap_or(if rows < split_below && cut {
+                ShapeKernel::RowsSplit
+            } else if rows < split_below || !warp {
+                ShapeKernel::RowsBlock
+            } else {
+                ShapeKernel::RowsWarp
+            });
+            match choice {
+                ShapeKernel::RowsWarp => rows_warp(rows, row_bytes),
+                ShapeKernel::RowsSplit => plan(
+                    ShapeKernel::RowsSplit,
+                    (rows * split) as u64,
+                    split,
+                    rows * split,
+                    rows,
+                ),
+                _ => plan(ShapeKernel::RowsBlock, rows as u64, 1, 0, 0),
+            }
+        }
+        Layout::Segments { count, total } => {
+            let average_bytes = total.div_ceil(count.max(1)) * sizes.element;
+            let warp = match (forced, family) {
+                (Some(kernel), _) => kernel == ShapeKernel::RowsWarp,
+                (None, Family::Plain) => {
+                    warp_per_row(op, average_bytes, count, warps_of(ShapeKernel::RowsWarp))
+                }
+                (None, Family::Reproducible) => average_bytes <= REPRODUCIBLE_WARP_ROW_BYTES,
+            };
+            if warp {
+                rows_warp(count, average_bytes)
+            } else {
+                plan(ShapeKernel::RowsBlock, count as u64, 1, 0, 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The measured rules of shape planning: which kernel a row gets by its length, its operator
+//! and how many rows there are; how many lanes share a short row; how many blocks share a
+//! long one; how many runs of rows a column band holds; and the two [`Family`]s of kernels
+//! whose rules differ. Each constant says what it was measured on, so that the next
+//! measurement has something to overturn.
+
+use crate::op::OpKind;
+use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
+use kernels_gpu::shapes::ShapeKernel;
+
+/// Rows of at most this many bytes go to a warp (or a group of its lanes) each; longer rows
+/// get a block or more. Measured on the H100 (f32 row sums of 2^28 bytes): rows of 2 KiB, a
+/// warp 91.3 µs and a block of 256 threads 199.9; rows of 4 KiB, a warp 89.7 and a block
+/// 121.6; rows of 8 KiB, a warp 90.1 and a block 87.9 (`docs/runs/2026-11-25-c/`).
+pub const WARP_ROW_BYTES: usize = 4 * 1024;
+
+/// Rows of at most this many bytes go to a warp each for min and max: their block per row
+/// (two vectors per thread at 8 KiB, each lifted and compared lane by lane, then a block-wide
+/// merge) costs more than the sums'. Measured on the H100 (µs, a warp / a block):
+/// `bf16` max 32768 × 4096 (8 KiB) 94.0 / 164.6, 16384 × 8192 (16 KiB) 94.4 / 89.5; `f32`
+/// max 32768 × 2048 (8 KiB) 92.1 / 108.2, 16384 × 4096 (16 KiB) 92.8 / 89.4
+/// (`docs/runs/2026-11-26-c/`).
+pub const EXTREME_WARP_ROW_BYTES: usize = 8 * 1024;
+
+/// Rows of at most this many bytes go to a warp each for argmin and argmax when there are
+/// enough of them to give a quarter of the warps the GPU holds a row (fewer such rows, longer
+/// than [`EXTREME_WARP_ROW_BYTES`]: a block each). Min and argmin were not timed; they take
+/// the rules of max and argmax, whose code they share.
+/// Measured on the H100 (µs, a warp / a block): `bf16` argmax 32768 × 4096 (8 KiB) 148.1 /
+/// 231.1, 16384 × 8192 141.5 / 170.8, 8192 × 16384 136.3 / 151.3, 4096 × 32768 (64 KiB)
+/// 126.4 / 139.6, but 2048 × 16384 42.1 / 43.1; `f32` argmax 32768 × 2048 93.4 / 141.1, 16384
+/// × 4096 93.7 / 101.9, 8192 × 8192 93.9 / 94.7, 4096 × 16384 94.0 / 94.9, but 2048 × 32768
+/// (128 KiB) 101.5 / 94.2 and 1024 × 16384 34.2 / 30.9 (`docs/runs/2026-11-26-c/`).
+pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
+
+/// Whether rows of `row_bytes` bytes, `rows` of them, go to a warp (or a group of its lanes)
+/// each for `op` in the plain kernels, on a GPU that holds `warps` warps of `RowsWarp` at
+/// once: sums and means up to [`WARP_ROW_BYTES`], min and max up to
+/// [`EXTREME_WARP_ROW_BYTES`], the arg operators that far too, and up to
+/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps`. Segments take the
+/// same rule by their mean length (measured on rows only).
+///
+/// ```
+/// use reduce_rs::OpKind;
+/// use reduce_rs::plan::shapes::warp_per_row;
+/// // An H100 holds 64 warps per SM where the registers allow (`rows_warp_bf16_argmax`, at 60
+/// // registers, gets 32: the driver's occupancy is what the planner passes).
+/// let h100 = 132 * 64;
+/// assert!(!warp_per_row(OpKind::Sum, 8192, 32768, h100));
+/// assert!(warp_per_row(OpKind::Max, 8192, 32768, h100));
+/// assert!(warp_per_row(OpKind::ArgMax, 65536, 4096, h100));
+/// assert!(!warp_per_row(OpKind::ArgMax, 65536, 1024, h100));
+/// ```
+pub fn warp_per_row(op: OpKind, row_bytes: usize, rows: usize, warps: usize) -> bool {
+    match op {
+        OpKind::Sum | OpKind::Mean => row_bytes <= WARP_ROW_BYTES,
+        OpKind::Min | OpKind::Max => row_bytes <= EXTREME_WARP_ROW_BYTES,
+        OpKind::ArgMin | OpKind::ArgMax => {
+            row_bytes <= EXTREME_WARP_ROW_BYTES
+                || (row_bytes <= ARG_WARP_ROW_BYTES && rows >= warps / 4)
+        }
+    }
+}
+
+/// Runs of rows ([`kernels_gpu::shapes::columns::band_rows`]: a group of loads for every
+/// thread of the block) in each band of a column reduction: four, so that the band's partials
+/// and its hand-over stay a small part of each block's time; but [`FEW_RUNS_PER_BAND`] where four would leave fewer
+/// blocks than a quarter of a wave (one per SM at the kernel's four). Measured on the H100
+/// (`docs/runs/2026-11-26/`, µs at 4 runs / 2 runs per band): 4096² `f32` 31.5 / 34.8 (512 /
+/// 1024 blocks), 2^20 × 8 21.5 / 23.1 (256 / 512 blocks); 2048² 16.9 / 14.4 (128 / 256
+/// blocks), 2^20 × 2 12.9 / 12.4 (128 / 256 blocks).
+pub const RUNS_PER_BAND: usize = 4;
+
+/// Runs of rows in each band of a column reduction that would have fewer blocks than a quarter
+/// of a wave at [`RUNS_PER_BAND`].
+pub const FEW_RUNS_PER_BAND: usize = 2;
+
+/// Bands each thread of a column tile's last block adds up at most (four rounds of eight
+/// loads in flight): more bands would make that one block the kernel's tail.
+pub const MAX_BANDS_PER_THREAD: usize = 32;
+
+/// Vectors each thread of a row split over blocks reads at most before the row is cut into
+/// more blocks than one wave (two groups of loads): 16 rows of 2^22 `f32` in 256 blocks of 512
+/// threads each took 90.7 µs on the H100, in one wave (33 blocks each) 95.9 (the read-only
+/// kernel 90.0).
+pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
+
+/// Vectors each thread of a row split over blocks reads at least: one. A vocabulary row of
+/// 128256 `bf16` in 32 blocks of 512 threads took 8.3 µs on the H100, in 8 blocks (a group of
+/// four loads each) 9.8: for a few rows, more SMs reading beats more loads per thread.
+pub const SPLIT_MIN_VECTORS: usize = 1;
+
+/// Rows of at most this many bytes are never cut over blocks, however few: one block of 256
+/// threads reads such a row in a few groups of loads, and `RowsSplit`'s hand-over costs more
+/// than it saves. Measured on the H100 (f32 sums, µs, a block each / split): 64 × 512 4.1 /
+/// 6.4, 64 × 4096 4.5 / 6.9, 16 × 16384 (64 KiB) 5.9 / 7.0, but 8 × 65536 (256 KiB) 11.9 /
+/// 7.4; the argmax of one 250 KiB bf16 vocabulary row 23.2 / 8.0 (`docs/runs/2026-11-26/`);
+/// the reproducible twins alike (64 KiB: 9.9 / 17.0; 256 KiB: 21.5 / 17.7).
+pub const SPLIT_ROW_BYTES: usize = 64 * 1024;
+
+/// Rows of at most this many bytes go to a warp (or a group of its lanes) each in the
+/// reproducible mode, and longer ones when there are enough of them to give every warp the GPU
+/// holds a row: a state's merge costs as much as a few hundred deposits, and a warp per row
+/// merges 32 states per row where a block of 256 threads merges 256.
+pub const REPRODUCIBLE_WARP_ROW_BYTES: usize = 64 * 1024;
+
+/// Vectors each thread of a reproducible split row reads at least (four batches of
+/// `VECTORS_IN_FLIGHT`), so that the deposits outweigh the thread's share of the merges.
+pub const REPRODUCIBLE_VECTORS_PER_LANE: usize = 4 * VECTORS_IN_FLIGHT;
+
+/// Vectors a lane of `rows_warp` reads at least, by family, operator and element size: the
+/// fewer lanes share a row, the fewer shuffle rounds (the reproducible twins' merges) each row
+/// costs, and the more groups of loads a lane of an arg operator has over which to amortise its
+/// one deferred search (`Reduction::resolve`) — most of all for the 16-bit floats, whose groups
+/// are skipped by their best key (`Element::largest_key`) and so cost little each. Measured on
+/// the H100 with `bench --shapes … --splits 1,2,…,32` (`docs/runs/2026-11-26-d/call3_lanes.log`
+/// and `call6_arg_lanes.log`, µs, lanes per row: time): the bf16 argmax of 65536 rows of 2048,
+/// 32: 169.0, 16: 116.5, 8: 112.9, 2: 111.1 (CUB 133.8); of 32768 rows of 4096, 32: 117.3, 16:
+/// 111.9, 8: 110.8, 4: 107.1 (CUB 108.1); of 16384 rows of 8192, 32: 111.9, 8: 104.2, 4: 110.1
+/// (CUB 103.1) — 128 vectors a lane each time; the f32 argmax of 32768 rows of 2048, 32: 93.6,
+/// 16: 94.5, 8: 94.6, and of 65536 rows of 1024, 16: 94.4, 8: 94.8, 32: 96.3 — 16; the
+/// reproducible sum of 100000 segments of ~300 f32, 8: 81.4, 4: 68.9, 2: 72.2, and of 65536
+/// rows of 512, 8: 57.0, 4: 54.5 — 32; plain sums of those segments, 32: 49.2, 16: 45.3, 8:
+/// 45.9 (rows of 512 alike within 0.5%) — 8. Min and max keep the one group per lane they had:
+/// no shape measured so far turns on it (the bf16 max of 8 KiB rows is at the 32-lane cap
+/// either way: 94.0 at 32 lanes, 94.7 at 16).
+///
+/// ```
+/// use reduce_rs::OpKind;
+/// use reduce_rs::plan::shapes::{Family, lane_vectors};
+/// assert_eq!(lane_vectors(Family::Plain, OpKind::ArgMax, 2), 128); // bf16, f16
+/// assert_eq!(lane_vectors(Family::Plain, OpKind::ArgMax, 4), 16);
+/// assert_eq!(lane_vectors(Family::Plain, OpKind::Sum, 2), 8);
+/// assert_eq!(lane_vectors(Family::Reproducible, OpKind::Sum, 4), 32);
+/// ```
+pub const fn lane_vectors(family: Family, op: OpKind, element_bytes: usize) -> usize {
+    match (family, op) {
+        (Family::Reproducible, _) => 8 * VECTORS_IN_FLIGHT,
+        // The 16-bit floats, the only 2-byte element types.
+        (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) if element_bytes == 2 => {
+            32 * VECTORS_IN_FLIGHT
+        }
+        (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) => 4 * VECTORS_IN_FLIGHT,
+        (Family::Plain, OpKind::Sum | OpKind::Mean) => 2 * VECTORS_IN_FLIGHT,
+        (Family::Plain, OpKind::Min | OpKind::Max) => VECTORS_IN_FLIGHT,
+    }
+}
+
+/// Which kernels a plan launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// The shape kernels of `kernels_gpu::shapes` (`rows_warp_f32_sum`), each with the block it
+    /// is built for.
+    Plain,
+    /// Their reproducible twins (`reproducible_rows_warp_f32_sum`, `kernels_gpu::reproducible`):
+    /// binned sums and means, the block size read at run time, more of a row per lane.
+    Reproducible,
+}
+
+impl Family {
+    /// The entry point of `kernel` of this family for `dtype` and `op` (names as in entry
+    /// points): `rows_warp_f32_sum`, `reproducible_rows_warp_f32_sum`.
+    ///
+    /// ```
+    /// use reduce_rs::plan::shapes::{Family, ShapeKernel};
+    /// assert_eq!(Family::Reproducible.entry(ShapeKernel::Columns, "bf16", "mean"), "reproducible_columns_bf16_mean");
+    /// ```
+    pub fn entry(
+        self,
+        kernel: ShapeKernel,
+        dtype: impl std::fmt::Display,
+        op: impl std::fmt::Display,
+    ) -> String {
+        match self {
+            Family::Plain => format!("{}_{dtype}_{op}", kernel.name()),
+            Family::Reproducible => format!("reproducible_{}_{dtype}_{op}", kernel.name()),
+        }
+    }
+
+    /// Blocks of `block` threads per row of `cols` elements of `element` bytes for `RowsSplit`,
+    /// `rows` rows and a wave of `wave` of its blocks: as many as fill the GPU in one wave (a
+    /// second, partial wave would cost as much as the first); but rows so long that a wave's
+    /// blocks would each read more than `SPLIT_TILE_VECTORS` per thread are cut into tiles of
+    /// that size, many waves of them, whose last wave is a small part of the time (the
+    /// reproducible twins keep one wave). Each block reads at least `SPLIT_MIN_VECTORS` per
+    /// thread (four groups in the reproducible mode).
+    pub(super) fn blocks_per_row(
+        self,
+        rows: usize,
+        cols: usize,
+        element: usize,
+        block: u32,
+        wave: usize,
+    ) -> usize {
+        let vector_block = block as usize * elements_per_vector(element);
+        let one_wave = (wave / rows.max(1)).max(1);
+        let (tile_split, least) = match self {
+            Family::Plain => (
+                cols.div_ceil(vector_block * SPLIT_TILE_VECTORS),
+                SPLIT_MIN_VECTORS,
+            ),
+            Family::Reproducible => (1, REPRODUCIBLE_VECTORS_PER_LANE),
+        };
+        let most = cols.div_ceil(vector_block * least).max(1);
+        one_wave.max(tile_split).min(most)
+    }
+
+    /// Lanes that share one row of `row_bytes` bytes of `element_bytes`-byte elements in
+    /// `rows_warp`, reducing with `op`.
+    pub fn lanes_per_row(self, op: OpKind, element_bytes: usize, row_bytes: usize) -> usize {
+        lanes_for(row_bytes, lane_vectors(self, op, element_bytes))
+    }
+}
+
+/// Lanes that share one row of `row_bytes` bytes of `element_bytes`-byte elements in
+/// `rows_warp` (the plain kernels): a power of two from 1 to 32, so that each lane has about
+/// [`lane_vectors`] vector loads to issue (more in the reproducible mode:
+/// [`Family::lanes_per_row`]).
+///
+/// ```
+/// use reduce_rs::OpKind;
+/// use reduce_rs::plan::shapes::{Family, lanes_per_row};
+/// assert_eq!(lanes_per_row(OpKind::Max, 4, 128 * 4), 8); // 128 f32: 8 lanes of 4 vectors
+/// assert_eq!(lanes_per_row(OpKind::Sum, 4, 128 * 4), 4); // 4 lanes of 8 vectors
+/// assert_eq!(lanes_per_row(OpKind::ArgMax, 4, 2048 * 4), 32); // 2048 f32: 32 lanes of 16
+/// assert_eq!(lanes_per_row(OpKind::ArgMax, 2, 4096 * 2), 4); // 4096 bf16: 4 lanes of 128
+/// assert_eq!(lanes_per_row(OpKind::Sum, 4, 4096 * 4), 32); // a whole warp
+/// assert_eq!(lanes_per_row(OpKind::Sum, 4, 12), 1);
+/// assert_eq!(Family::Reproducible.lanes_per_row(OpKind::Sum, 4, 512 * 4), 4); // 4 lanes of 32
+/// ```
+pub fn lanes_per_row(op: OpKind, element_bytes: usize, row_bytes: usize) -> usize {
+    Family::Plain.lanes_per_row(op, element_bytes, row_bytes)
+}
+
+fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
+    let vectors = row_bytes.div_ceil(16);
+    vectors
+        .div_ceil(vectors_per_lane)
+        .max(1)
+        .next_power_of_two()
+        .min(WARP_SIZE as usize)
+}

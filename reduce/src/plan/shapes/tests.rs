@@ -1,0 +1,228 @@
+use super::*;
+
+const F32: Sizes = Sizes {
+    element: 4,
+    accumulator: 4,
+};
+fn h100(kernel: ShapeKernel) -> u64 {
+    132 * u64::from(2048 / kernel.block())
+}
+
+#[test]
+fn a_warp_per_row_by_operator() {
+    use OpKind::*;
+    let warps = 132 * 64;
+    for op in OpKind::ALL {
+        let limit = match op {
+            Sum | Mean => WARP_ROW_BYTES,
+            Min | Max => EXTREME_WARP_ROW_BYTES,
+            ArgMin | ArgMax => ARG_WARP_ROW_BYTES,
+        };
+        for bytes in [4096, 4097, 8192, 8193, 65536, 65537] {
+            let many = warp_per_row(op, bytes, warps, warps);
+            assert_eq!(many, bytes <= limit, "{op:?}, rows of {bytes} bytes");
+        }
+    }
+    // Past 8 KiB, the arg operators need a quarter of the warps in rows.
+    for op in [ArgMin, ArgMax] {
+        assert!(warp_per_row(op, 16384, warps / 4, warps));
+        assert!(!warp_per_row(op, 16384, warps / 4 - 1, warps));
+        assert!(warp_per_row(op, 8192, 1, warps));
+    }
+}
+
+#[test]
+fn chooses_the_kernel_by_shape() {
+    // Sums: 8 vectors a lane (`lane_vectors`); max: 4; the arg operators: 16 (128 for
+    // the 16-bit floats).
+    let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, F32, h100);
+    assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
+    let short_max = plan_shape(&Shape::rows(65536, 512), OpKind::Max, F32, h100);
+    assert_eq!(
+        (short_max.kernel, short_max.split),
+        (ShapeKernel::RowsWarp, 32)
+    );
+    let short_argmax = plan_shape(&Shape::rows(65536, 512), OpKind::ArgMax, F32, h100);
+    assert_eq!(short_argmax.split, 8);
+    let bf16 = Sizes {
+        element: 2,
+        accumulator: 16,
+    };
+    let vocabulary_like = plan_shape(&Shape::rows(32768, 4096), OpKind::ArgMax, bf16, h100);
+    assert_eq!(
+        (vocabulary_like.kernel, vocabulary_like.split),
+        (ShapeKernel::RowsWarp, 4)
+    );
+    let tiny = plan_shape(&Shape::rows(1 << 21, 32), OpKind::Sum, F32, h100);
+    assert_eq!((tiny.kernel, tiny.split), (ShapeKernel::RowsWarp, 1));
+    let tiny_max = plan_shape(&Shape::rows(1 << 21, 32), OpKind::Max, F32, h100);
+    assert_eq!(
+        (tiny_max.kernel, tiny_max.split),
+        (ShapeKernel::RowsWarp, 2)
+    );
+    // Few rows of at most 64 KiB (`SPLIT_ROW_BYTES`): a block each; longer ones are cut.
+    let few_short = plan_shape(&Shape::rows(64, 512), OpKind::Sum, F32, h100);
+    assert_eq!(
+        (few_short.kernel, few_short.split),
+        (ShapeKernel::RowsBlock, 1)
+    );
+    let few_64k = plan_shape(&Shape::rows(16, 16384), OpKind::Sum, F32, h100);
+    assert_eq!(few_64k.kernel, ShapeKernel::RowsBlock);
+    let few_longer = plan_shape(&Shape::rows(64, 32768), OpKind::Sum, F32, h100);
+    assert_eq!(
+        (few_longer.kernel, few_longer.split),
+        (ShapeKernel::RowsSplit, 8)
+    );
+    let up_to_4k = plan_shape(&Shape::rows(32768, 1024), OpKind::Sum, F32, h100);
+    assert_eq!(up_to_4k.kernel, ShapeKernel::RowsWarp);
+    let rows_of_8k = plan_shape(&Shape::rows(32768, 2048), OpKind::Sum, F32, h100);
+    assert_eq!(rows_of_8k.kernel, ShapeKernel::RowsBlock);
+    // Max and argmax keep a warp per row further (`warp_per_row`).
+    let kernel = |op, rows, cols| plan_shape(&Shape::rows(rows, cols), op, F32, h100).kernel;
+    assert_eq!(kernel(OpKind::Max, 32768, 2048), ShapeKernel::RowsWarp);
+    assert_eq!(kernel(OpKind::Max, 16384, 4096), ShapeKernel::RowsBlock);
+    assert_eq!(kernel(OpKind::ArgMax, 16384, 4096), ShapeKernel::RowsWarp);
+    assert_eq!(kernel(OpKind::ArgMin, 4096, 16384), ShapeKernel::RowsWarp);
+    assert_eq!(kernel(OpKind::ArgMax, 1024, 16384), ShapeKernel::RowsBlock);
+    assert_eq!(kernel(OpKind::ArgMax, 2048, 32768), ShapeKernel::RowsBlock);
+    let offsets: Vec<usize> = (0..=1000).map(|i| i * 2048).collect();
+    let segments = |op| plan_shape(&Shape::segments(&offsets), op, F32, h100).kernel;
+    assert_eq!(segments(OpKind::Sum), ShapeKernel::RowsBlock);
+    assert_eq!(segments(OpKind::Min), ShapeKernel::RowsWarp);
+    let many_long = plan_shape(&Shape::rows(8192, 8192), OpKind::Sum, F32, h100);
+    assert_eq!(
+        (many_long.kernel, many_long.launch.grid),
+        (ShapeKernel::RowsBlock, 8192)
+    );
+    let few_long = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, F32, h100);
+    assert_eq!(few_long.kernel, ShapeKernel::RowsSplit);
+    assert_eq!(few_long.launch.grid as usize, 16 * few_long.split);
+    assert_eq!(few_long.counters, 16);
+    let columns = plan_shape(&Shape::columns(8192, 8192), OpKind::Sum, F32, h100);
+    assert_eq!(columns.kernel, ShapeKernel::Columns);
+    // Tiles of 64 groups × 4 columns (one f32 vector each): 256 columns.
+    assert_eq!(columns.counters, 32);
+    assert!(columns.split > 1 && columns.partials == columns.split * 8192);
+    let offsets = [0, 10, 10, 500];
+    assert_eq!(
+        plan_shape(&Shape::segments(&offsets), OpKind::Sum, F32, h100).kernel,
+        ShapeKernel::RowsWarp
+    );
+}
+
+#[test]
+fn columns_are_planned_by_the_measured_rules() {
+    // The H100's wave of `columns_f32_sum` (62 registers: 4 blocks of 256 per SM).
+    let wave = |_| 528;
+    let plan = |rows, cols, sizes| {
+        let plan = plan_shape(&Shape::columns(rows, cols), OpKind::Sum, sizes, wave);
+        (plan.counters, plan.split)
+    };
+    let bf16 = Sizes {
+        element: 2,
+        accumulator: 4,
+    };
+    // (tiles, bands): four runs per band within one wave.
+    assert_eq!(plan(4096, 4096, F32), (16, 32));
+    assert_eq!(plan(1 << 20, 8, F32), (1, 256));
+    assert_eq!(plan(16384, 1024, F32), (8, 64)); // tiles of 32 groups (√(8 · 256))
+    assert_eq!(plan(65536, 256, F32), (4, 128)); // tiles of 16 groups (√(8 · 64))
+    assert_eq!(plan(262144, 64, F32), (2, 256));
+    // Two runs per band where four would leave under a block per SM.
+    assert_eq!(plan(2048, 2048, F32), (8, 32));
+    assert_eq!(plan(1 << 20, 2, F32), (1, 256));
+    // More runs per band where four would pass one wave.
+    assert_eq!(plan(8192, 8192, F32), (32, 16));
+    assert_eq!(plan(8192, 8192, bf16), (16, 32));
+}
+
+#[test]
+fn splits_rows_by_the_measured_rules() {
+    let bf16 = Sizes {
+        element: 2,
+        accumulator: 8,
+    };
+    // 132 SMs × 2 blocks of 512 threads (the bf16 argmax's registers; 4 for an f32 sum).
+    let resident = |_| 264;
+    let split = |rows, cols, sizes| {
+        plan_shape(&Shape::rows(rows, cols), OpKind::Sum, sizes, resident).split
+    };
+    // One vocabulary row: a vector per thread (128256 / 4096 elements → 32 blocks), not
+    // the 264 blocks of a wave.
+    assert_eq!(split(1, 128256, bf16), 32);
+    assert_eq!(split(8, 128256, bf16), 32);
+    // 64 rows: one wave, 4 blocks each (each thread about 8 vectors: no more tiles).
+    assert_eq!(split(64, 128256, bf16), 4);
+    // 16 rows of 2^22 f32: tiles of 8 vectors per thread (16384 elements), 256 per row.
+    assert_eq!(split(16, 1 << 22, F32), 256);
+    // Rows shorter than one vector per thread of one block: one block each, `RowsBlock`.
+    assert_eq!(split(4, 1000, F32), 1);
+    let short = plan_shape(&Shape::rows(4, 1000), OpKind::Sum, F32, resident);
+    assert_eq!(short.kernel, ShapeKernel::RowsBlock);
+}
+
+#[test]
+fn the_reproducible_twins_give_each_lane_more_of_a_row() {
+    let sizes = crate::plan::reproducible::sizes(crate::element::DType::F32);
+    let block = |_| 256;
+    // 132 SMs × 8 blocks of 256 threads.
+    let resident = |_| 132 * 8;
+    let plan = |shape: &Shape<'_>| {
+        plan_reproducible(shape, sizes, block, resident, None).expect("no forced kernel")
+    };
+    // 512 f32: 4 lanes of 32 vectors (the plain kernel gives 16 lanes of 8), 8 rows a
+    // warp.
+    let short = plan(&Shape::rows(65536, 512));
+    assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 4));
+    assert_eq!(short.launch.grid, 65536 / 64);
+    assert_eq!((short.launch.block, short.launch.shared_bytes), (256, 0));
+    // 32 KiB rows: still a warp each (the plain kernels take a block of 256).
+    let long = plan(&Shape::rows(8192, 8192));
+    assert_eq!((long.kernel, long.split), (ShapeKernel::RowsWarp, 32));
+    // 256 KiB rows, fewer than the GPU holds warps: a block each, one state per warp of
+    // shared memory.
+    let longer = plan(&Shape::rows(2000, 65536));
+    assert_eq!(longer.kernel, ShapeKernel::RowsBlock);
+    assert_eq!(longer.launch.shared_bytes, 8 * 28);
+    // More rows than warps: a warp each, however long.
+    assert_eq!(
+        plan(&Shape::rows(9000, 65536)).kernel,
+        ShapeKernel::RowsWarp
+    );
+    // Few long rows: 66 blocks per row, a state of scratch each.
+    let few = plan(&Shape::rows(16, 1 << 22));
+    assert_eq!((few.kernel, few.split), (ShapeKernel::RowsSplit, 66));
+    assert_eq!((few.partials, few.counters), (16 * 66, 16));
+    // Few short rows: as many blocks as give each thread four batches.
+    let few_short = plan(&Shape::rows(4, 40_000));
+    assert_eq!(
+        (few_short.kernel, few_short.split),
+        (ShapeKernel::RowsSplit, 3)
+    );
+    // Columns: tiles of 64 groups of 4 (`MAX_TILE_GROUPS`), half a state per thread of
+    // shared memory where a block walks several rows at once (4 here).
+    let wide = plan(&Shape::columns(8192, 8192));
+    assert_eq!((wide.kernel, wide.counters), (ShapeKernel::Columns, 32));
+    assert_eq!(wide.partials, wide.split * 8192);
+    assert_eq!(wide.launch.shared_bytes, 128 * 28 + 4);
+    let narrow = plan(&Shape::columns(100_000, 24));
+    assert_eq!(narrow.launch.shared_bytes, 128 * 28 + 4);
+    // Segments: by their average length.
+    let offsets = [0, 10, 10, 500];
+    assert_eq!(
+        plan(&Shape::segments(&offsets)).kernel,
+        ShapeKernel::RowsWarp
+    );
+    let offsets = [0, 100_000, 200_000];
+    assert_eq!(
+        plan(&Shape::segments(&offsets)).kernel,
+        ShapeKernel::RowsBlock
+    );
+    // A forced kernel that cannot reduce the shape.
+    let forced = Some(ShapeKernel::RowsSplit);
+    assert!(plan_reproducible(&Shape::columns(4, 4), sizes, block, resident, forced).is_none());
+    assert_eq!(
+        Family::Reproducible.entry(ShapeKernel::RowsSplit, "f64", "sum"),
+        "reproducible_rows_split_f64_sum"
+    );
+}
