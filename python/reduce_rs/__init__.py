@@ -30,8 +30,11 @@ differences, each pinned by a test:
 - **Order.** NaN propagates (min and max return NaN, argmin and argmax the index of the first
   NaN), ties go to the first index, as in PyTorch; but ``-0.0 < +0.0`` (PyTorch treats the two
   zeros as equal: ``argmax([-0.0, 0.0])`` is 1 here, 0 there).
+- **Dims.** ``dim`` is one dim, or for ``sum``, ``mean``, ``amin`` and ``amax`` a tuple of
+  them (``dim=(1, 2)``; ``()`` is every dim), as in PyTorch; the arg operations and ``min``,
+  ``max`` with a ``dim`` take one.
 - **Layout.** A non-contiguous array is copied to a contiguous one first; so is an array
-  reduced over a middle dimension (neither the first nor the last non-trivial one).
+  reduced over middle dims (neither the first nor the last non-trivial ones, or dims apart).
 - **Arg results.** The indices of ``argmax``/``argmin`` (and the values of ``max``/``min`` with
   a ``dim``) are strided views of one buffer of (index, value) pairs, as the kernels write
   them: no copy, but not contiguous (``.contiguous()`` makes them so).
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import collections
 import math
+import operator
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _native
@@ -84,48 +88,74 @@ _ARG = frozenset(("argmin", "argmax"))
 _NAMES = {"max": "amax", "min": "amin"}
 
 
-def _one_dim(dim: Dim) -> Optional[int]:
-    if dim is None or isinstance(dim, int):
-        return dim
-    dims = tuple(dim)
-    if len(dims) == 1:
-        return int(dims[0])
-    if len(dims) == 0:
-        return None
-    raise NotImplementedError(
-        f"reduce_rs reduces one dimension at a time (dim={dims}); reduce them one by one"
+def _out_of_range(d: int, ndim: int) -> IndexError:
+    low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    return IndexError(
+        f"Dimension out of range (expected to be in range of [{low}, {high}], but got {d})"
     )
 
 
-def _dim_layout(shape: Sequence[int], dim: Dim, keepdim: bool):
-    """``(layout, rows, cols, result shape, results, dim to move last or None)`` for reducing
-    an array of ``shape`` over ``dim``: the whole array, every row (the last non-trivial dim),
-    every column (the first), or — a middle dim — every row once that dim is moved last (a
-    copy)."""
-    ndim = len(shape)
-    dim = _one_dim(dim)
+def _dims(op: str, dim: Dim, ndim: int) -> Optional[Tuple[int, ...]]:
+    """The dims ``dim`` names, each in ``[0, ndim)``, sorted; ``None`` for the whole array
+    (``dim=None``, or ``()`` as in PyTorch). The arg operations take one dim, as PyTorch's."""
     if dim is None:
-        return WHOLE, 0, 0, (1,) * ndim if keepdim else (), 1, None
+        return None
+    try:
+        dims: Tuple[int, ...] = (operator.index(dim),)
+    except TypeError:
+        try:
+            dims = tuple(operator.index(d) for d in dim)
+        except TypeError:
+            raise TypeError(
+                f"dim must be an int or a sequence of ints, not {type(dim).__name__}"
+            ) from None
+    if not dims:
+        return None
+    if len(dims) > 1 and op in _ARG:
+        raise TypeError(f"{op}() reduces one dim (an int), as torch.{op} does, not dim={dims}")
+    for d in dims:
+        if not (-ndim <= d < ndim or (ndim == 0 and d in (0, -1))):
+            raise _out_of_range(d, ndim)
     if ndim == 0:
-        if dim not in (0, -1):
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
-            )
-        return WHOLE, 0, 0, (), 1, None
-    if not -ndim <= dim < ndim:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
-            f"but got {dim})"
-        )
-    d = dim % ndim
-    outer, size, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
-    out = tuple(shape[:d]) + ((1,) if keepdim else ()) + tuple(shape[d + 1 :])
-    results = outer * inner
-    if inner == 1:
+        return None
+    normal = sorted(d % ndim for d in dims)
+    for a, b in zip(normal, normal[1:]):
+        if a == b:
+            raise ValueError(f"dim {a} appears multiple times in the list of dims")
+    return tuple(normal)
+
+
+def _dim_layout(op: str, shape: Sequence[int], dim: Dim, keepdim: bool):
+    """``(layout, rows, cols, result shape, results, dims to move last or None)`` for reducing
+    an array of ``shape`` over ``dim`` (one dim or several): the whole array; every row, when
+    the reduced dims are the last non-trivial ones; every column, when they are the first;
+    else every row once the reduced dims are moved last (a copy)."""
+    ndim = len(shape)
+    if type(dim) is int and ndim:
+        # One dim, the common case, in as few steps as a small tensor's call can afford.
+        if not -ndim <= dim < ndim:
+            raise _out_of_range(dim, ndim)
+        d = dim % ndim
+        outer, size, inner = math.prod(shape[:d]), shape[d], math.prod(shape[d + 1 :])
+        out = tuple(shape[:d]) + ((1,) if keepdim else ()) + tuple(shape[d + 1 :])
+        dims: Optional[Tuple[int, ...]] = (d,)
+    else:
+        dims = _dims(op, dim, ndim)
+        if dims is None:
+            return WHOLE, 0, 0, (1,) * ndim if keepdim else (), 1, None
+        kept = [d for d in range(ndim) if d not in dims]
+        size = math.prod(shape[d] for d in dims)
+        outer = math.prod(shape[d] for d in kept if d < dims[0])
+        inner = math.prod(shape[d] for d in kept if d > dims[-1])
+        out = tuple(1 if d in dims else shape[d] for d in range(ndim) if keepdim or d not in dims)
+    results = math.prod(out)
+    # Reduced dims next to each other are one dim of their product.
+    adjacent = dims[-1] - dims[0] + 1 == len(dims)
+    if adjacent and inner == 1:
         return ROWS, outer, size, out, results, None
-    if outer == 1:
+    if adjacent and outer == 1:
         return COLUMNS, size, inner, out, results, None
-    return ROWS, results, size, out, results, d
+    return ROWS, results, size, out, results, dims
 
 
 def _empty_reduction(op: str, what: str) -> ValueError:
@@ -203,9 +233,9 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
     if dim is None:
         layout, rows, cols, shape, results, move = WHOLE, 0, 0, (1,) * x.dim() if keepdim else (), 1, None
     else:
-        layout, rows, cols, shape, results, move = _dim_layout(x.shape, dim, keepdim)
+        layout, rows, cols, shape, results, move = _dim_layout(op, x.shape, dim, keepdim)
         if move is not None:
-            x = x.movedim(move, -1).contiguous()
+            x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
     _check_reproducible(op, layout, reproducible)
     size = x.numel()
     _check_nonempty(op, size, results, dim)
@@ -267,21 +297,22 @@ def _pair_strides(shape: Tuple[int, ...], per_pair: int) -> Tuple[int, ...]:
 # Every other array ------------------------------------------------------------------------------
 
 
-def _move_last(array: Array, d: int) -> Array:
+def _move_last(array: Array, dims: Tuple[int, ...]) -> Array:
     x = array.obj
+    last = tuple(range(-len(dims), 0))
     if array.kind == "torch":
-        moved = x.movedim(d, -1).contiguous()
+        moved = x.movedim(dims, last).contiguous()
         ptr = moved.data_ptr()
     elif array.kind in ("cupy", "cuda"):
         import cupy
 
-        moved = cupy.ascontiguousarray(cupy.moveaxis(cupy.asarray(x), d, -1))
+        moved = cupy.ascontiguousarray(cupy.moveaxis(cupy.asarray(x), dims, last))
         ptr = moved.data.ptr
         array = array._replace(kind="cupy")
     else:
         import numpy
 
-        moved = numpy.ascontiguousarray(numpy.moveaxis(x, d, -1))
+        moved = numpy.ascontiguousarray(numpy.moveaxis(x, dims, last))
         ptr = moved.__array_interface__["data"][0]
     return array._replace(obj=moved, ptr=ptr, shape=tuple(moved.shape))
 
@@ -326,7 +357,7 @@ def _reduce(op: str, x: Any, dim: Dim, keepdim: bool, out: Any = None,
     if type(x) is _Tensor or (_torch is None and _torch_ready() and type(x) is _Tensor):
         return _reduce_torch(op, x, dim, keepdim, out, reproducible, want_values)
     array = describe(x)
-    layout, rows, cols, shape, results, move = _dim_layout(array.shape, dim, keepdim)
+    layout, rows, cols, shape, results, move = _dim_layout(op, array.shape, dim, keepdim)
     if move is not None:
         array = _move_last(array, move)
     _check_reproducible(op, layout, reproducible)

@@ -75,7 +75,8 @@ def assert_matches(op, got, x, axis=None):
     if op == "mean" or (op == "sum" and x.dtype.kind == "f"):
         tolerance = float_tolerance(x, axis, dtype)
         if op == "mean":
-            count = x.size if axis is None else x.shape[axis]
+            axes = axis if isinstance(axis, tuple) else (axis,)
+            count = x.size if axis is None else int(np.prod([x.shape[a] for a in axes]))
             tolerance = tolerance / max(count, 1)
         with np.errstate(invalid="ignore"):
             both_nan = np.isnan(want) & np.isnan(got.astype(np.float64))

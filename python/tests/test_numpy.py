@@ -75,6 +75,50 @@ def test_keepdim_keeps_a_dim_of_one(rng, op):
     assert call(op, x, keepdim=True).shape == (1, 1, 1)
 
 
+# (shape, dims) for the reductions that take several dims (as torch.sum, torch.amax: a tuple):
+# trailing dims (rows of their product), leading dims (columns), middle dims and dims apart
+# (moved last first), negative dims, every dim, none (the whole array), one in a tuple.
+SEVERAL_DIMS = [
+    ((4, 5, 6), (1, 2)),
+    ((4, 5, 6), (0, 1)),
+    ((3, 4, 5, 6), (1, 2)),
+    ((4, 5, 6), (0, 2)),
+    ((3, 4, 5, 6), (0, 2, 3)),
+    ((4, 5, 6), (-1, 0)),
+    ((4, 5, 6), (2, 1, 0)),
+    ((4, 5, 6), ()),
+    ((2, 1, 3), (0, 2)),
+    ((7, 1, 1), (1, 2)),
+    ((40, 33), [0]),
+]
+
+
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("shape,dims", SEVERAL_DIMS, ids=[f"{s}-{d}" for s, d in SEVERAL_DIMS])
+def test_along_several_dims(rng, op, dtype, shape, dims):
+    x = random_array(rng, shape, dtype)
+    axis = tuple(dims) if len(dims) else None
+    assert_matches(op, call(op, x, dim=dims), x, axis=axis)
+    kept = call(op, x, dim=dims, keepdim=True)
+    reduced = range(x.ndim) if axis is None else [a % x.ndim for a in axis]
+    assert kept.shape == tuple(1 if d in reduced else n for d, n in enumerate(shape))
+
+
+def test_several_dims_reproducible_have_the_bits_of_each_slice_alone(rng):
+    x = random_array(rng, (6, 50, 7), "float32")
+    got = reduce_rs.sum(x, dim=(0, 2), reproducible=True)
+    for j in range(x.shape[1]):
+        alone = reduce_rs.sum(np.ascontiguousarray(x[:, j, :]), reproducible=True)
+        assert got[j].tobytes() == np.float32(alone).tobytes()
+
+
+def test_dims_may_be_numpy_integers(rng):
+    x = random_array(rng, (5, 6), "float32")
+    assert_matches("amax", reduce_rs.amax(x, dim=np.int64(1)), x, axis=1)
+    assert_matches("sum", reduce_rs.sum(x, dim=(np.int32(0), 1)), x, axis=(0, 1))
+
+
 def test_max_and_min_with_a_dim_return_values_and_indices(rng):
     x = random_array(rng, (9, 40), "float64")
     values, indices = reduce_rs.max(x, dim=1)
@@ -163,6 +207,11 @@ def test_empty_dims():
     # No result to compute: an empty result, as NumPy gives.
     assert reduce_rs.amax(x, dim=0).shape == (0,)
     assert reduce_rs.argmax(np.zeros((0, 3), np.int32), dim=1).shape == (0,)
+    # Several dims, one of them empty: every result reduces nothing.
+    y = np.zeros((2, 0, 3), dtype=np.float32)
+    assert reduce_rs.sum(y, dim=(0, 1)).tolist() == [0, 0, 0]
+    assert np.all(np.isnan(reduce_rs.mean(y, dim=(1, 0))))
+    assert reduce_rs.sum(y, dim=(0, 2)).shape == (0,)
 
 
 # Segments ---------------------------------------------------------------------------------------
@@ -291,7 +340,13 @@ def test_python_scalars_and_lists():
         (lambda: reduce_rs.amax(np.ones(3, np.complex64)), TypeError, "complex64"),
         (lambda: reduce_rs.sum(np.ones((2, 3)), dim=2), IndexError, "Dimension out of range"),
         (lambda: reduce_rs.sum(np.ones((2, 3)), dim=-3), IndexError, "Dimension out of range"),
-        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=(0, 1)), NotImplementedError, "one dimension"),
+        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=(0, 2)), IndexError, "Dimension out of range"),
+        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=(1, -1)), ValueError, "dim 1 appears multiple"),
+        (lambda: reduce_rs.sum(np.ones((2, 3)), dim="rows"), TypeError, "dim must be an int"),
+        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=1.0), TypeError, "dim must be an int"),
+        (lambda: reduce_rs.argmax(np.ones((2, 3)), dim=(0, 1)), TypeError, "one dim"),
+        (lambda: reduce_rs.max(np.ones((2, 3)), dim=(0, 1)), TypeError, "one dim"),
+        (lambda: reduce_rs.amax(np.zeros((2, 0, 3)), dim=(0, 1)), ValueError, "no elements"),
         (lambda: reduce_rs.sum("text"), TypeError, "str"),
         (lambda: reduce_rs.segment_sum(np.ones(5), [0, 3, 2]), ValueError, "must not decrease"),
         (lambda: reduce_rs.segment_sum(np.ones(5), [0, 6]), ValueError, "past the values"),

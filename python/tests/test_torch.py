@@ -95,6 +95,30 @@ def test_against_pytorch(op, dtype, shape, dim):
         assert torch.equal(got, want), (got, want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32"])
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dims", [(1, 2), (0, 1), (0, 2), (-1, 0), (0, 1, 2), ()])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_several_dims_as_pytorch(op, dtype, dims, keepdim):
+    x = make((24, 33, 40), dtype, seed=len(dims))
+    if op == "mean" and dtype == "int32":
+        return  # PyTorch refuses integer means
+    got = getattr(reduce_rs, op)(x, dim=dims, keepdim=keepdim)
+    if op in ("sum", "mean"):
+        want = getattr(torch, op)(x.double(), dim=dims, keepdim=keepdim)
+        eps = torch.finfo(got.dtype).eps if got.is_floating_point() else 0
+        magnitude = torch.sum(x.double().abs(), dim=dims, keepdim=keepdim)
+        count = x.numel() // max(want.numel(), 1) if op == "mean" else 1
+        assert got.shape == want.shape
+        if got.is_floating_point():
+            assert torch.all((got.double() - want).abs() <= 8 * eps * magnitude / count + 1e-30)
+        else:
+            assert torch.equal(got, torch.sum(x, dim=dims, keepdim=keepdim).to(x.dtype))
+    else:
+        want = getattr(torch, op)(x, dim=dims, keepdim=keepdim)
+        assert got.shape == want.shape and torch.equal(got, want), (got, want)
+
+
 def test_max_with_a_dim_matches_torch_max():
     x = make((64, 128256), "bfloat16")
     values, indices = reduce_rs.max(x, dim=-1)
