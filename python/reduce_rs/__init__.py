@@ -85,6 +85,8 @@ ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
 Dim = Optional[Union[int, Sequence[int]]]
 
 _ARG = frozenset(("argmin", "argmax"))
+# The functions that take one dim, as PyTorch's.
+_ONE_DIM = frozenset(("argmin", "argmax", "max", "min"))
 _NAMES = {"max": "amax", "min": "amin"}
 
 
@@ -95,37 +97,42 @@ def _out_of_range(d: int, ndim: int) -> IndexError:
     )
 
 
-def _dims(op: str, dim: Dim, ndim: int) -> Optional[Tuple[int, ...]]:
+def _index(d: Any) -> int:
+    """``d`` as a dim: an int (a NumPy integer too), never a bool, as PyTorch takes it."""
+    if isinstance(d, bool):
+        raise TypeError("dim must be an int or a sequence of ints, not bool")
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise TypeError(f"dim must be an int or a sequence of ints, not {type(d).__name__}") from None
+
+
+def _dims(name: str, dim: Dim, ndim: int) -> Optional[Tuple[int, ...]]:
     """The dims ``dim`` names, each in ``[0, ndim)``, sorted; ``None`` for the whole array
-    (``dim=None``, or ``()`` as in PyTorch). The arg operations take one dim, as PyTorch's."""
+    (``dim=None``, or ``()`` as in PyTorch). ``name``: the function called, for its errors (the
+    arg operations, and ``max``/``min`` with a dim, take one dim, as PyTorch's)."""
     if dim is None:
         return None
-    try:
-        dims: Tuple[int, ...] = (operator.index(dim),)
-    except TypeError:
-        try:
-            dims = tuple(operator.index(d) for d in dim)
-        except TypeError:
-            raise TypeError(
-                f"dim must be an int or a sequence of ints, not {type(dim).__name__}"
-            ) from None
+    if hasattr(dim, "__index__") or isinstance(dim, (str, bytes)) or not hasattr(dim, "__iter__"):
+        # One dim (an int, a NumPy integer or 0-d integer array), or what no dim can be.
+        dims: Tuple[int, ...] = (_index(dim),)
+    else:
+        dims = tuple(_index(d) for d in dim)
     if not dims:
         return None
-    if len(dims) > 1 and op in _ARG:
-        raise TypeError(f"{op}() reduces one dim (an int), as torch.{op} does, not dim={dims}")
+    if len(dims) > 1 and name in _ONE_DIM:
+        raise TypeError(f"{name}() reduces one dim (an int), as torch.{name} does, not dim={dims}")
     for d in dims:
         if not (-ndim <= d < ndim or (ndim == 0 and d in (0, -1))):
             raise _out_of_range(d, ndim)
-    if ndim == 0:
-        return None
-    normal = sorted(d % ndim for d in dims)
+    normal = sorted(d % ndim if ndim else 0 for d in dims)
     for a, b in zip(normal, normal[1:]):
         if a == b:
             raise ValueError(f"dim {a} appears multiple times in the list of dims")
-    return tuple(normal)
+    return tuple(normal) if ndim else None
 
 
-def _dim_layout(op: str, shape: Sequence[int], dim: Dim, keepdim: bool):
+def _dim_layout(name: str, shape: Sequence[int], dim: Dim, keepdim: bool):
     """``(layout, rows, cols, result shape, results, dims to move last or None)`` for reducing
     an array of ``shape`` over ``dim`` (one dim or several): the whole array; every row, when
     the reduced dims are the last non-trivial ones; every column, when they are the first;
@@ -140,7 +147,7 @@ def _dim_layout(op: str, shape: Sequence[int], dim: Dim, keepdim: bool):
         out = tuple(shape[:d]) + ((1,) if keepdim else ()) + tuple(shape[d + 1 :])
         dims: Optional[Tuple[int, ...]] = (d,)
     else:
-        dims = _dims(op, dim, ndim)
+        dims = _dims(name, dim, ndim)
         if dims is None:
             return WHOLE, 0, 0, (1,) * ndim if keepdim else (), 1, None
         kept = [d for d in range(ndim) if d not in dims]
@@ -156,6 +163,14 @@ def _dim_layout(op: str, shape: Sequence[int], dim: Dim, keepdim: bool):
     if adjacent and outer == 1:
         return COLUMNS, size, inner, out, results, None
     return ROWS, results, size, out, results, dims
+
+
+def _public_name(op: str, want_values: bool) -> str:
+    """The function the user called: ``amax`` for ``max``, and ``max`` for ``argmax`` with its
+    values."""
+    if want_values:
+        return "max" if op == "argmax" else "min"
+    return _NAMES.get(op, op)
 
 
 def _empty_reduction(op: str, what: str) -> ValueError:
@@ -233,7 +248,9 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
     if dim is None:
         layout, rows, cols, shape, results, move = WHOLE, 0, 0, (1,) * x.dim() if keepdim else (), 1, None
     else:
-        layout, rows, cols, shape, results, move = _dim_layout(op, x.shape, dim, keepdim)
+        layout, rows, cols, shape, results, move = _dim_layout(
+            _public_name(op, want_values), x.shape, dim, keepdim
+        )
         if move is not None:
             x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
     _check_reproducible(op, layout, reproducible)
@@ -357,7 +374,9 @@ def _reduce(op: str, x: Any, dim: Dim, keepdim: bool, out: Any = None,
     if type(x) is _Tensor or (_torch is None and _torch_ready() and type(x) is _Tensor):
         return _reduce_torch(op, x, dim, keepdim, out, reproducible, want_values)
     array = describe(x)
-    layout, rows, cols, shape, results, move = _dim_layout(op, array.shape, dim, keepdim)
+    layout, rows, cols, shape, results, move = _dim_layout(
+        _public_name(op, want_values), array.shape, dim, keepdim
+    )
     if move is not None:
         array = _move_last(array, move)
     _check_reproducible(op, layout, reproducible)

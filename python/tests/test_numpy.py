@@ -105,12 +105,29 @@ def test_along_several_dims(rng, op, dtype, shape, dims):
     assert kept.shape == tuple(1 if d in reduced else n for d, n in enumerate(shape))
 
 
-def test_several_dims_reproducible_have_the_bits_of_each_slice_alone(rng):
+@pytest.mark.parametrize("dims", [(0, 2), (0, 1), (1, 2)])
+def test_several_dims_reproducible_have_the_bits_of_each_slice_alone(rng, dims):
+    # Dims apart (moved last), leading dims (columns), trailing dims (rows).
     x = random_array(rng, (6, 50, 7), "float32")
-    got = reduce_rs.sum(x, dim=(0, 2), reproducible=True)
-    for j in range(x.shape[1]):
-        alone = reduce_rs.sum(np.ascontiguousarray(x[:, j, :]), reproducible=True)
-        assert got[j].tobytes() == np.float32(alone).tobytes()
+    (kept,) = [d for d in range(3) if d not in dims]
+    for function in (reduce_rs.sum, reduce_rs.mean):
+        got = function(x, dim=dims, reproducible=True)
+        for j in range(x.shape[kept]):
+            alone = function(np.ascontiguousarray(np.take(x, j, axis=kept)), reproducible=True)
+            assert got[j].tobytes() == np.float32(alone).tobytes(), (function, j)
+
+
+def test_several_dims_of_a_scalar_and_into_out(rng):
+    scalar = np.array(2.5, dtype=np.float32)
+    for dims in [(), (0,), (-1,), 0]:
+        assert reduce_rs.sum(scalar, dim=dims) == 2.5
+        assert reduce_rs.amax(scalar, dim=dims, keepdim=True).shape == ()
+    x = random_array(rng, (4, 5, 6), "float32")
+    out = np.empty(5, np.float32)
+    assert reduce_rs.sum(x, dim=(0, 2), out=out) is out
+    assert_matches("sum", out, x, axis=(0, 2))
+    with pytest.raises(ValueError, match="out="):
+        reduce_rs.sum(x, dim=(0, 2), out=np.empty(6, np.float32))
 
 
 def test_dims_may_be_numpy_integers(rng):
@@ -343,9 +360,12 @@ def test_python_scalars_and_lists():
         (lambda: reduce_rs.sum(np.ones((2, 3)), dim=(0, 2)), IndexError, "Dimension out of range"),
         (lambda: reduce_rs.sum(np.ones((2, 3)), dim=(1, -1)), ValueError, "dim 1 appears multiple"),
         (lambda: reduce_rs.sum(np.ones((2, 3)), dim="rows"), TypeError, "dim must be an int"),
-        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=1.0), TypeError, "dim must be an int"),
-        (lambda: reduce_rs.argmax(np.ones((2, 3)), dim=(0, 1)), TypeError, "one dim"),
-        (lambda: reduce_rs.max(np.ones((2, 3)), dim=(0, 1)), TypeError, "one dim"),
+        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=1.0), TypeError, "not float"),
+        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=(0, 1.0)), TypeError, "not float"),
+        (lambda: reduce_rs.sum(np.ones((2, 3)), dim=True), TypeError, "not bool"),
+        (lambda: reduce_rs.sum(np.ones(()), dim=(0, -1)), ValueError, "dim 0 appears multiple"),
+        (lambda: reduce_rs.argmax(np.ones((2, 3)), dim=(0, 1)), TypeError, r"^argmax\(\) reduces one dim"),
+        (lambda: reduce_rs.max(np.ones((2, 3)), dim=(0, 1)), TypeError, r"^max\(\) reduces one dim"),
         (lambda: reduce_rs.amax(np.zeros((2, 0, 3)), dim=(0, 1)), ValueError, "no elements"),
         (lambda: reduce_rs.sum("text"), TypeError, "str"),
         (lambda: reduce_rs.segment_sum(np.ones(5), [0, 3, 2]), ValueError, "must not decrease"),

@@ -4,9 +4,10 @@
 //! A file's bytes are parsed by [`parse`] (no file system: the fuzz target calls it) after
 //! [`load`] has read them. A bad file gets one error line naming the file and the problem:
 //! missing, unreadable, not a `.npy`, a header that is not a `.npy` header, an element type the
-//! kernels do not have, big-endian, a shape whose element or byte count does not fit in 64
-//! bits, a shape that promises fewer or more elements than the file holds, a `.bin` that is
-//! empty or whose length is not a whole number of elements.
+//! kernels do not have, big-endian, a shape whose element or byte count (of its nonzero
+//! dimensions, even beside a zero one) does not fit in 64 bits, a shape that promises fewer or
+//! more elements than the file holds, a `.bin` that is empty or whose length is not a whole
+//! number of elements.
 //!
 //! The `.npy` header is read here, not by a general Python-literal parser: it is a dict of
 //! three keys (`descr`, `fortran_order`, `shape`), and every count in it is checked before

@@ -36,9 +36,9 @@ impl NpyHeader {
 
     /// The elements the shape promises, or `None` when their count does not fit in 64 bits.
     ///
-    /// As numpy does, a zero dimension does not excuse the others: `(2^32, 2^32, 0)` is refused
-    /// (numpy cannot make that array, and an accepted shape's dimensions always multiply
-    /// without overflow, whatever order a caller multiplies them in).
+    /// A zero dimension does not excuse the others: `(2^32, 2^32, 0)` is refused, so that an
+    /// accepted shape's dimensions multiply without overflow in any order a caller takes them.
+    /// (numpy refuses it too, and more: it caps the nonzero dimensions' bytes at 2^63 - 1.)
     pub fn elements(&self) -> Option<u64> {
         let nonzero = self
             .shape

@@ -64,11 +64,11 @@ pub fn warp_per_row(op: OpKind, row_bytes: usize, rows: usize, warps: usize) -> 
 
 /// Runs of rows ([`kernels_gpu::shapes::columns::band_rows`]: a group of loads for every
 /// thread of the block) in each band of a column reduction: four, so that the band's partials
-/// and its hand-over stay a small part of each block's time; but [`FEW_RUNS_PER_BAND`] where four would leave fewer
-/// blocks than a quarter of a wave (one per SM at the kernel's four). Measured on the H100
-/// (`docs/runs/2026-11-26/`, µs at 4 runs / 2 runs per band): 4096² `f32` 31.5 / 34.8 (512 /
-/// 1024 blocks), 2^20 × 8 21.5 / 23.1 (256 / 512 blocks); 2048² 16.9 / 14.4 (128 / 256
-/// blocks), 2^20 × 2 12.9 / 12.4 (128 / 256 blocks).
+/// and its hand-over stay a small part of each block's time; but [`FEW_RUNS_PER_BAND`] where
+/// four would leave fewer blocks than a quarter of a wave (one per SM at the kernel's four).
+/// Measured on the H100 (`docs/runs/2026-11-26/`, µs at 4 runs / 2 runs per band): 4096²
+/// `f32` 31.5 / 34.8 (512 / 1024 blocks), 2^20 × 8 21.5 / 23.1 (256 / 512 blocks); 2048² 16.9
+/// / 14.4 (128 / 256 blocks), 2^20 × 2 12.9 / 12.4 (128 / 256 blocks).
 pub const RUNS_PER_BAND: usize = 4;
 
 /// Runs of rows in each band of a column reduction that would have fewer blocks than a quarter
