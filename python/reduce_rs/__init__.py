@@ -132,11 +132,12 @@ def _dims(name: str, dim: Dim, ndim: int) -> Optional[Tuple[int, ...]]:
     return tuple(normal) if ndim else None
 
 
-def _dim_layout(name: str, shape: Sequence[int], dim: Dim, keepdim: bool):
+def _dim_layout(op: str, shape: Sequence[int], dim: Dim, keepdim: bool, want_values: bool = False):
     """``(layout, rows, cols, result shape, results, dims to move last or None)`` for reducing
-    an array of ``shape`` over ``dim`` (one dim or several): the whole array; every row, when
-    the reduced dims are the last non-trivial ones; every column, when they are the first;
-    else every row once the reduced dims are moved last (a copy)."""
+    an array of ``shape`` over ``dim`` (one dim or several) with ``op`` (``want_values``: for
+    ``max``/``min``): the whole array; every row, when the reduced dims are the last
+    non-trivial ones; every column, when they are the first; else every row once the reduced
+    dims are moved last (a copy)."""
     ndim = len(shape)
     if type(dim) is int and ndim:
         # One dim, the common case, in as few steps as a small tensor's call can afford.
@@ -147,7 +148,7 @@ def _dim_layout(name: str, shape: Sequence[int], dim: Dim, keepdim: bool):
         out = tuple(shape[:d]) + ((1,) if keepdim else ()) + tuple(shape[d + 1 :])
         dims: Optional[Tuple[int, ...]] = (d,)
     else:
-        dims = _dims(name, dim, ndim)
+        dims = _dims(_public_name(op, want_values), dim, ndim)
         if dims is None:
             return WHOLE, 0, 0, (1,) * ndim if keepdim else (), 1, None
         kept = [d for d in range(ndim) if d not in dims]
@@ -248,9 +249,7 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
     if dim is None:
         layout, rows, cols, shape, results, move = WHOLE, 0, 0, (1,) * x.dim() if keepdim else (), 1, None
     else:
-        layout, rows, cols, shape, results, move = _dim_layout(
-            _public_name(op, want_values), x.shape, dim, keepdim
-        )
+        layout, rows, cols, shape, results, move = _dim_layout(op, x.shape, dim, keepdim, want_values)
         if move is not None:
             x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
     _check_reproducible(op, layout, reproducible)
@@ -374,9 +373,7 @@ def _reduce(op: str, x: Any, dim: Dim, keepdim: bool, out: Any = None,
     if type(x) is _Tensor or (_torch is None and _torch_ready() and type(x) is _Tensor):
         return _reduce_torch(op, x, dim, keepdim, out, reproducible, want_values)
     array = describe(x)
-    layout, rows, cols, shape, results, move = _dim_layout(
-        _public_name(op, want_values), array.shape, dim, keepdim
-    )
+    layout, rows, cols, shape, results, move = _dim_layout(op, array.shape, dim, keepdim, want_values)
     if move is not None:
         array = _move_last(array, move)
     _check_reproducible(op, layout, reproducible)
