@@ -124,13 +124,13 @@ impl<F: BinnedFloat> Accumulators<F> {
         self.even.deposit_any(x);
     }
 
-    /// The thread's state: both renormalised, merged.
+    /// The thread's sum: both states renormalised, added as [`Counts`] (the first level of the
+    /// merges' tree, two leaves).
     #[inline(always)]
-    fn settle(mut self) -> Binned<F> {
+    fn settle(mut self) -> Counts<F> {
         self.even.renorm();
         self.odd.renorm();
-        self.even.merge(&self.odd);
-        self.even
+        Counts::of(&self.even).plus(&Counts::of(&self.odd))
     }
 }
 
@@ -155,15 +155,15 @@ pub(super) fn each_vector<const V: usize>(mut f: impl FnMut(usize)) {
     call(7);
 }
 
-/// This thread's state of `input`: its vectors four at a time, the ones left one at a time,
-/// its head and tail scalars. Thread `thread` of `threads` (any number: a row kernel's few
-/// lanes per short row take several head and tail scalars each).
+/// This thread's sum of `input`, as [`Counts`] of two leaves: its vectors four at a time, the
+/// ones left one at a time, its head and tail scalars. Thread `thread` of `threads` (any
+/// number: a row kernel's few lanes per short row take several head and tail scalars each).
 #[inline(always)]
-pub(super) fn thread_state<T: Reproducible>(
+pub(super) fn thread_counts<T: Reproducible>(
     input: &GlobalSlice<T>,
     thread: usize,
     threads: usize,
-) -> Binned<T::Fold> {
+) -> Counts<T::Fold> {
     let (head, vectors, tail_start) = input.split_vectors();
     let mut acc = Accumulators::new();
     let mut vector = thread;
@@ -196,12 +196,12 @@ pub(super) fn thread_state<T: Reproducible>(
     acc.settle()
 }
 
-/// Merges the renormalised states of the first `lanes` lanes (a power of two ≤ 32) into lane 0.
-/// The tree adds [`Counts`] (a few additions a level, where a [`Binned::merge`] also subtracts
-/// bins and renormalises every fold): only the root becomes a state again.
+/// Adds the counts of the first `lanes` lanes (a power of two ≤ 32) into lane 0: a few additions
+/// a level, where a [`Binned::merge`] also subtracts bins and renormalises every fold. The
+/// caller turns the root into a state; the lanes' leaves add up to at most
+/// [`Counts::MAX_LEAVES`].
 #[inline(always)]
-pub(super) fn warp_merge<F: BinnedFloat>(state: Binned<F>, lanes: u32) -> Binned<F> {
-    let mut counts = Counts::of(&state);
+pub(super) fn warp_merge<F: BinnedFloat>(mut counts: Counts<F>, lanes: u32) -> Counts<F> {
     let mut offset = lanes / 2;
     while offset > 0 {
         let other = Counts {
@@ -221,11 +221,40 @@ pub(super) fn warp_merge<F: BinnedFloat>(state: Binned<F>, lanes: u32) -> Binned
         counts = counts.plus(&other);
         offset /= 2;
     }
-    counts.to_state()
+    counts
 }
 
-// A warp's tree adds at most 32 states' counts.
-const _: () = assert!(WARP_SIZE as usize <= Counts::<f32>::MAX_LEAVES);
+/// Leaves a lane's counts may hold before a warp's tree adds them: the tree then adds at most
+/// [`Counts::MAX_LEAVES`].
+pub(super) const LANE_LEAVES: usize = Counts::<f32>::MAX_LEAVES / WARP_SIZE as usize;
+
+// A thread's own counts are two leaves (its even and odd states).
+const _: () = assert!(LANE_LEAVES >= 2);
+
+/// The states `first, first + step, …` below `count` (`state(k)` loads state `k`, renormalised)
+/// added as counts, for one lane of a tree: every [`LANE_LEAVES`] of them the sum is
+/// renormalised and counts as one leaf again, so any number of states fits.
+#[inline(always)]
+pub(super) fn lane_sum_of_states<F: BinnedFloat>(
+    count: usize,
+    first: usize,
+    step: usize,
+    state: impl Fn(usize) -> Binned<F>,
+) -> Counts<F> {
+    let mut sum = Counts::of(&Binned::EMPTY);
+    let mut leaves = 0;
+    let mut k = first;
+    while k < count {
+        if leaves == LANE_LEAVES {
+            sum = Counts::of(&sum.to_state());
+            leaves = 1;
+        }
+        sum = sum.plus(&Counts::of(&state(k)));
+        leaves += 1;
+        k += step;
+    }
+    sum
+}
 
 /// `value` of the lane `offset` above (a lane past the warp's end gets its own back, and the
 /// tree never reads it).
@@ -234,20 +263,21 @@ fn shuffle_down<T: Value>(value: T, offset: u32) -> T {
     warp_shuffle_down(FULL_MASK, value, offset, WARP_SIZE).0
 }
 
-/// Merges one state per thread over the block (v7's shuffle reduction, with states): the
-/// result is valid in thread 0. Every thread must call it (it has a barrier).
+/// Adds each thread's counts over the block (v7's shuffle reduction, with counts; at most
+/// [`LANE_LEAVES`] leaves a thread): the state is valid in thread 0. Every thread must call it
+/// (it has a barrier).
 #[inline(always)]
 pub(super) fn block_merge<F: BinnedFloat>(
-    state: Binned<F>,
+    counts: Counts<F>,
     tid: u32,
     block: u32,
     warp_states: &SharedArray<Binned<F>>,
 ) -> Binned<F> {
     let warps = block / WARP_SIZE;
     let (warp, lane) = (tid / WARP_SIZE, tid % WARP_SIZE);
-    let state = warp_merge(state, WARP_SIZE);
+    let warp_sum = warp_merge(counts, WARP_SIZE);
     if lane == 0 {
-        warp_states.store(warp as usize, state);
+        warp_states.store(warp as usize, warp_sum.to_state());
     }
     sync_threads();
     if warp == 0 {
@@ -256,7 +286,7 @@ pub(super) fn block_merge<F: BinnedFloat>(
         } else {
             Binned::EMPTY
         };
-        warp_merge(state, warps)
+        warp_merge(Counts::of(&state), warps).to_state()
     } else {
         Binned::EMPTY
     }
@@ -267,7 +297,7 @@ pub(super) fn block_merge<F: BinnedFloat>(
 /// `count` elements) to `output[0]`.
 #[inline(always)]
 fn conclude_grid<F: BinnedFloat, C: Conclusion<F>>(
-    state: Binned<F>,
+    counts: Counts<F>,
     count: usize,
     scratch: Scratch<Binned<F>>,
     output: GlobalSliceMut<C::Out>,
@@ -278,7 +308,7 @@ fn conclude_grid<F: BinnedFloat, C: Conclusion<F>>(
     let warp_states = shared_array![Binned<F>; (block / WARP_SIZE) as usize];
     let ticket = shared_array![u32; 1; after warp_states];
 
-    let block_state = block_merge(state, tid, block, &warp_states);
+    let block_state = block_merge(counts, tid, block, &warp_states);
     if grid == 1 {
         if tid == 0 {
             output.store(0, C::conclude(block_state, count));
@@ -299,13 +329,11 @@ fn conclude_grid<F: BinnedFloat, C: Conclusion<F>>(
 
     // The last block: every other block's state was fenced before its ticket.
     thread_fence();
-    let mut state = Binned::EMPTY;
-    let mut index = tid as usize;
-    while index < grid as usize {
-        state.merge(&scratch.partials.load(index));
-        index += block as usize;
-    }
-    let total = block_merge(state, tid, block, &warp_states);
+    let partials = scratch.partials;
+    let sum = lane_sum_of_states(grid as usize, tid as usize, block as usize, |k| {
+        partials.load(k)
+    });
+    let total = block_merge(sum, tid, block, &warp_states);
     if tid == 0 {
         output.store(0, C::conclude(total, count));
         retired.reset();
@@ -323,8 +351,8 @@ pub fn reduce_reproducible<T: Reproducible, C: Conclusion<T::Fold>>(
 ) {
     let thread = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
     let threads = block_dim_x() as usize * grid_dim_x() as usize;
-    let state = thread_state(&input, thread, threads);
-    conclude_grid::<T::Fold, C>(state, input.len(), scratch, output);
+    let counts = thread_counts(&input, thread, threads);
+    conclude_grid::<T::Fold, C>(counts, input.len(), scratch, output);
 }
 
 /// The sum of `states` (each the state of one shard of an input, from
@@ -337,14 +365,11 @@ pub fn merge_states<F: BinnedFloat, C: Conclusion<F>>(
 ) {
     let thread = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
     let threads = block_dim_x() as usize * grid_dim_x() as usize;
-    let mut state = Binned::EMPTY;
-    let mut index = thread;
-    while index < states.len() {
+    let sum = lane_sum_of_states(states.len(), thread, threads, |k| {
         // Renormalising a renormalised state changes nothing; one that was not is now.
-        let mut shard = states.load(index);
+        let mut shard = states.load(k);
         shard.renorm();
-        state.merge(&shard);
-        index += threads;
-    }
-    conclude_grid::<F, C>(state, states.len(), scratch, output);
+        shard
+    });
+    conclude_grid::<F, C>(sum, states.len(), scratch, output);
 }

@@ -40,7 +40,7 @@
 
 use super::binned::{Binned, BinnedFloat};
 use super::conclusion::{Conclusion, Reproducible};
-use super::kernel::{block_merge, thread_state};
+use super::kernel::{block_merge, lane_sum_of_states, thread_counts};
 use crate::device::{
     FULL_MASK, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x,
     shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down,
@@ -74,8 +74,8 @@ pub fn reproducible_rows_warp<T: Reproducible, C: Conclusion<T::Fold>>(
         let (state, len) = if row < rows.count() {
             let (start, end) = rows.bounds(row);
             let values = input.sub(start, end - start);
-            let state = thread_state(&values, lane_in_group as usize, lanes_per_row as usize);
-            (state, values.len())
+            let counts = thread_counts(&values, lane_in_group as usize, lanes_per_row as usize);
+            (counts.to_state(), values.len())
         } else {
             (Binned::EMPTY, 0)
         };
@@ -123,8 +123,8 @@ pub fn reproducible_rows_block<T: Reproducible, C: Conclusion<T::Fold>>(
     while row < rows.count() {
         let (start, end) = rows.bounds(row);
         let values = input.sub(start, end - start);
-        let state = thread_state(&values, tid as usize, block as usize);
-        let total = block_merge(state, tid, block, &warp_states);
+        let counts = thread_counts(&values, tid as usize, block as usize);
+        let total = block_merge(counts, tid, block, &warp_states);
         if tid == 0 {
             output.store(row, C::conclude(total, values.len()));
         }
@@ -161,8 +161,8 @@ pub fn reproducible_rows_split<T: Reproducible, C: Conclusion<T::Fold>>(
     // Piece k: [k·len/split, (k+1)·len/split), so the pieces differ by at most one element.
     let (from, to) = (piece * len / split, (piece + 1) * len / split);
     let values = input.sub(start + from, to - from);
-    let state = thread_state(&values, tid as usize, block as usize);
-    let block_state = block_merge(state, tid, block, &warp_states);
+    let counts = thread_counts(&values, tid as usize, block as usize);
+    let block_state = block_merge(counts, tid, block, &warp_states);
 
     let retired = scratch.retired.at(row);
     if tid == 0 {
@@ -178,13 +178,11 @@ pub fn reproducible_rows_split<T: Reproducible, C: Conclusion<T::Fold>>(
 
     // The row's last block: every other piece's state was fenced before its ticket.
     thread_fence();
-    let mut state = Binned::EMPTY;
-    let mut k = tid as usize;
-    while k < split {
-        state.merge(&scratch.partials.load(row * split + k));
-        k += block as usize;
-    }
-    let total = block_merge(state, tid, block, &warp_states);
+    let partials = scratch.partials;
+    let sum = lane_sum_of_states(split, tid as usize, block as usize, |k| {
+        partials.load(row * split + k)
+    });
+    let total = block_merge(sum, tid, block, &warp_states);
     if tid == 0 {
         output.store(row, C::conclude(total, len));
         retired.reset();

@@ -3,6 +3,7 @@
 
 use super::binned::counts::Counts;
 use super::binned::{Binned, BinnedFloat};
+use super::kernel::lane_sum_of_states;
 use crate::element::Value;
 use std::format;
 use std::vec;
@@ -430,22 +431,26 @@ fn merges_count_more_ulps_than_64_bits_hold() {
     assert_eq!(doubled.value(), one.value() * 2f64.powi(30));
 }
 
-#[test]
-fn a_tree_of_counts_takes_its_most_leaves() {
-    // `MAX_LEAVES` copies of a state, one whose offsets are all just short of a quarter among
-    // them: the `u32` offsets' sum at its largest.
+/// A state of 1000 random `f32`, and the same folds with every offset one ulp short of a
+/// quarter (`2^21 - 1`): the largest offsets a renormalised state holds.
+fn a_state_and_its_largest_offsets() -> [Binned<f32>; 2] {
     let mut rng = Rng(23);
     let xs: Vec<f32> = (0..1000)
         .map(|_| 4096.0 * (1.0 + rng.unit_f32().abs()))
         .collect();
     let one = Binned::sum_of(xs.iter().copied());
-    // The same folds with every offset one ulp short of a quarter (`2^21 - 1`).
     let mut words_of_one = one.to_words();
     for primary in &mut words_of_one[..3] {
         *primary |= (1 << 21) - 1;
     }
-    let near_quarter = Binned::<f32>::from_words(words_of_one);
-    for state in [one, near_quarter] {
+    [one, Binned::<f32>::from_words(words_of_one)]
+}
+
+#[test]
+fn a_tree_of_counts_takes_its_most_leaves() {
+    // `MAX_LEAVES` copies of a state, one whose offsets are all just short of a quarter among
+    // them: the `u32` offsets' sum at its largest.
+    for state in a_state_and_its_largest_offsets() {
         let mut tree = Counts::of(&state);
         let mut leaves = 1;
         while leaves < Counts::<f32>::MAX_LEAVES {
@@ -460,6 +465,31 @@ fn a_tree_of_counts_takes_its_most_leaves() {
         assert_eq!(words(&tree.to_state()), words(&merged));
         assert_eq!(merged.value(), state.value() * 2048.0);
     }
+}
+
+#[test]
+fn a_lane_adds_any_number_of_states() {
+    // A last block's lane adds every `block`-th partial: more than a tree's leaves when the
+    // states outnumber `LANE_LEAVES` lanes' worth, so the lane renormalises as it goes. The
+    // largest offsets overflow `u32` by `MAX_LEAVES` leaves unless it does.
+    let count = 3 * Counts::<f32>::MAX_LEAVES + 5;
+    for state in a_state_and_its_largest_offsets() {
+        for (first, step) in [(0, 1), (7, 3)] {
+            let sum = lane_sum_of_states(count, first, step, |_| state);
+            let mut merged = Binned::EMPTY;
+            for _ in (first..count).step_by(step) {
+                merged.merge(&state);
+            }
+            assert_eq!(
+                words(&sum.to_state()),
+                words(&merged),
+                "from {first} by {step}"
+            );
+        }
+    }
+    // No state at all: the empty sum.
+    let none = lane_sum_of_states(0, 0, 1, |_| Binned::<f32>::EMPTY);
+    assert_eq!(words(&none.to_state()), words(&Binned::<f32>::EMPTY));
 }
 
 #[test]
