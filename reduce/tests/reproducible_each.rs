@@ -517,24 +517,31 @@ fn a_reproducible_plan_runs_its_twin_whatever_mode_builds_the_job() {
     for shape in [Shape::rows(rows, cols), Shape::columns(rows, cols)] {
         let expected: Vec<f32> = reproducible.reduce_each(Sum, &input, shape).unwrap();
         for &kernel in ShapeKernel::ALL {
-            let Some((plan, name)) = reproducible.plan_each_with::<bf16, Sum>(&shape, kernel)
+            let Some((chosen, name)) = reproducible.plan_each_with::<bf16, Sum>(&shape, kernel)
             else {
                 continue;
             };
-            let job = plain.job_each::<bf16, Sum>(&shape, plan, SegmentOffsets::None, input.len());
-            assert_eq!(job.kernel, name);
-            let out = Sim::new(Schedule::InOrder)
-                .run(&job, &bytes)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
-            let got: Vec<f32> = out
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            assert_eq!(
-                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                "{name} over {shape:?}"
-            );
+            // Its own split, and where the split is free a few and more than a warp's worth
+            // (a split row's last block adds up to 32 pieces in one warp, more over the block).
+            let others = [3, 40].map(|split| chosen.with_split(split));
+            for plan in std::iter::once(chosen).chain(others.into_iter().flatten()) {
+                let job =
+                    plain.job_each::<bf16, Sum>(&shape, plan, SegmentOffsets::None, input.len());
+                assert_eq!(job.kernel, name);
+                let out = Sim::new(Schedule::InOrder)
+                    .run(&job, &bytes)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let got: Vec<f32> = out
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                assert_eq!(
+                    got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    "{name} over {shape:?}, split {}",
+                    plan.split
+                );
+            }
         }
     }
 }

@@ -38,6 +38,23 @@ fn f32_sums_have_the_same_bits_for_every_launch_grid_and_offset() {
 }
 
 #[test]
+fn a_last_block_of_a_warp_or_more_of_partials_gives_the_same_bits() {
+    // The last block adds up to 32 partials in warp 0 alone, more over the whole block: blocks
+    // of 64 threads over 2^16 elements make 64 partials (the simulator holds 64 such blocks),
+    // capped at 32 and 33 they make a warp's worth and one more.
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let data = wide_f32(&mut rng, 1 << 16);
+    let host = PartialSum::of(data.iter().copied()).value();
+    for (cap, blocks) in [(Some(31), 31), (Some(32), 32), (Some(33), 33), (None, 64)] {
+        let reducer = reducer(64, cap, Schedule::InOrder);
+        let launch = reducer.reproducible_launch::<f32, Sum>(data.len()).unwrap();
+        assert_eq!((launch.grid, launch.block), (blocks, 64), "cap {cap:?}");
+        let got = reducer.sum(&data).unwrap();
+        assert_eq!(got.to_bits(), host.to_bits(), "{blocks} blocks");
+    }
+}
+
+#[test]
 fn thread_schedules_do_not_change_the_bits() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let data: Vec<f64> = (0..5000)

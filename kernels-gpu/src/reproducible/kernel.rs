@@ -263,6 +263,35 @@ fn shuffle_down<T: Value>(value: T, offset: u32) -> T {
     warp_shuffle_down(FULL_MASK, value, offset, WARP_SIZE).0
 }
 
+/// The sum of `count` states (`state(k)` loads state `k`, renormalised) in a grid's last block,
+/// valid in thread 0. Up to a warp's worth, warp 0 adds them alone in one tree of
+/// `log2(count)` levels, with no barrier (the other warps return the empty state at once);
+/// more, every thread adds its share and the block merges them ([`block_merge`]). `count` is
+/// the same in every thread of the block, so either all of them reach the barrier or none.
+#[inline(always)]
+pub(super) fn last_block_sum<F: BinnedFloat>(
+    count: usize,
+    tid: u32,
+    block: u32,
+    warp_states: &SharedArray<Binned<F>>,
+    state: impl Fn(usize) -> Binned<F>,
+) -> Binned<F> {
+    if count <= WARP_SIZE as usize {
+        if tid >= WARP_SIZE {
+            return Binned::EMPTY;
+        }
+        let lane = tid as usize;
+        let counts = if lane < count {
+            Counts::of(&state(lane))
+        } else {
+            Counts::of(&Binned::EMPTY)
+        };
+        return warp_merge(counts, (count as u32).next_power_of_two()).to_state();
+    }
+    let sum = lane_sum_of_states(count, tid as usize, block as usize, state);
+    block_merge(sum, tid, block, warp_states)
+}
+
 /// Adds each thread's counts over the block (v7's shuffle reduction, with counts; at most
 /// [`LANE_LEAVES`] leaves a thread): the state is valid in thread 0. Every thread must call it
 /// (it has a barrier).
@@ -330,10 +359,9 @@ fn conclude_grid<F: BinnedFloat, C: Conclusion<F>>(
     // The last block: every other block's state was fenced before its ticket.
     thread_fence();
     let partials = scratch.partials;
-    let sum = lane_sum_of_states(grid as usize, tid as usize, block as usize, |k| {
+    let total = last_block_sum(grid as usize, tid, block, &warp_states, |k| {
         partials.load(k)
     });
-    let total = block_merge(sum, tid, block, &warp_states);
     if tid == 0 {
         output.store(0, C::conclude(total, count));
         retired.reset();

@@ -40,7 +40,7 @@
 
 use super::binned::{Binned, BinnedFloat};
 use super::conclusion::{Conclusion, Reproducible};
-use super::kernel::{block_merge, lane_sum_of_states, thread_counts};
+use super::kernel::{block_merge, last_block_sum, thread_counts};
 use crate::device::{
     FULL_MASK, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_dim_x, block_idx_x, grid_dim_x,
     shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down,
@@ -179,10 +179,9 @@ pub fn reproducible_rows_split<T: Reproducible, C: Conclusion<T::Fold>>(
     // The row's last block: every other piece's state was fenced before its ticket.
     thread_fence();
     let partials = scratch.partials;
-    let sum = lane_sum_of_states(split, tid as usize, block as usize, |k| {
+    let total = last_block_sum(split, tid, block, &warp_states, |k| {
         partials.load(row * split + k)
     });
-    let total = block_merge(sum, tid, block, &warp_states);
     if tid == 0 {
         output.store(row, C::conclude(total, len));
         retired.reset();
