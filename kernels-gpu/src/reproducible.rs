@@ -24,10 +24,11 @@
 //!   drift moves into its carry before it could leave its binade; and once more before any
 //!   merge, since merges are exact only for renormalised states.
 //! - **Merges instead of additions**: a state's folds hold whole numbers of their ulps, so the
-//!   block's shuffle tree adds them as [`binned::counts::Counts`] (each fold's carry and its offset
-//!   from the bin as an integer: 8 (15) words a shuffle, a few additions a level) and turns
-//!   only the root back into a state; the last block merges the blocks' states the same way and
-//!   converts the total to a float once ([`Binned::value`], added up in double-double `f64` in
+//!   thread's two states, the block's shuffle trees and the last block's partials are added as
+//!   [`binned::counts::Counts`] (each fold's carry and its offset from the bin as an integer:
+//!   8 (15) words a shuffle, a few additions a level), and only each tree's root becomes a
+//!   state again; the last block adds up to 32 partials in warp 0 alone (no barrier), more
+//!   over the whole block, and converts the total to a float once ([`Binned::value`], added up in double-double `f64` in
 //!   a fixed order, rounded once). Merging by counts instead of one [`Binned::merge`] a level
 //!   (each subtracts bins and renormalises every fold) made the whole-array sum of 2^14 `f32`
 //!   13.9 → 9.5 µs and of 2^24 41.1 → 34.3 on the H100.
@@ -43,8 +44,9 @@
 //!         top fold not finite? → read the batch again, NaN/inf → special, folds dropped
 //! fold:   ┌ bin 1.5·2^E ┐ + Σ round_E(x)       (round_E: to a multiple of 2^(E-23), never a tie)
 //!         x ──► fold 0 ──(rest)──► fold 1 ──(rest)──► fold 2 ──(rest dropped)
-//! thread: renorm both, even.merge(odd)   block: shuffles of counts, plus    → partials[b]
-//! last:   merges partials[0..grid] → output[0] = value (sum), value / n (mean), or the state
+//! thread: renorm both, counts(even) + counts(odd)   block: shuffles of counts → partials[b]
+//! last:   adds partials[0..grid] as counts (warp 0 alone up to 32) → output[0] = value (sum),
+//!         value / n (mean), or the state
 //! ```
 //!
 //! # What is reproducible

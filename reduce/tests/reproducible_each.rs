@@ -523,7 +523,8 @@ fn a_reproducible_plan_runs_its_twin_whatever_mode_builds_the_job() {
             };
             // Its own split, and where the split is free a few and more than a warp's worth
             // (a split row's last block adds up to 32 pieces in one warp, more over the block).
-            let others = [3, 40].map(|split| chosen.with_split(split));
+            // 300 pieces: some of the last block's threads add two.
+            let others = [3, 40, 300].map(|split| chosen.with_split(split));
             for plan in std::iter::once(chosen).chain(others.into_iter().flatten()) {
                 let job =
                     plain.job_each::<bf16, Sum>(&shape, plan, SegmentOffsets::None, input.len());

@@ -57,6 +57,19 @@ fn partial_sums_of_any_split_merge_to_the_whole() {
             all.to_bits()
         );
     }
+    // More partial sums than a lane of the merging tree holds (64): one block of 64 threads
+    // over 4200 of them, 65 or 66 each, renormalised on the way (its overflow with the largest
+    // offsets is tested on `lane_sum_of_states` itself, in kernels-gpu).
+    let parts: Vec<PartialSum<f32>> = (0..4200)
+        .map(|k| PartialSum::of((0..3).map(|i| ((k * 3 + i) as f32).sqrt() * 1e3)))
+        .collect();
+    let all = PartialSum::of((0..12600).map(|i| (i as f32).sqrt() * 1e3)).value();
+    let mut one_block = Reducer::simulator().with_block_size(64).unwrap();
+    one_block.set_max_blocks(Some(1));
+    assert_eq!(
+        one_block.merge_partial_sums(&parts).unwrap().to_bits(),
+        all.to_bits()
+    );
     assert_eq!(r.merge_partial_sums::<f32>(&[]).unwrap().to_bits(), 0);
     assert_eq!(r.partial_sum::<f32, _>(&[]).unwrap(), PartialSum::EMPTY);
 }

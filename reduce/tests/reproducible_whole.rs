@@ -45,12 +45,20 @@ fn a_last_block_of_a_warp_or_more_of_partials_gives_the_same_bits() {
     let mut rng = ChaCha8Rng::seed_from_u64(12);
     let data = wide_f32(&mut rng, 1 << 16);
     let host = PartialSum::of(data.iter().copied()).value();
-    for (cap, blocks) in [(Some(31), 31), (Some(32), 32), (Some(33), 33), (None, 64)] {
-        let reducer = reducer(64, cap, Schedule::InOrder);
+    let launches = [(Some(31), 31), (Some(32), 32), (Some(33), 33), (None, 64)];
+    for (schedule, (cap, blocks)) in [Schedule::InOrder, Schedule::Shuffled { seed: 5 }]
+        .into_iter()
+        .flat_map(|schedule| launches.map(|launch| (schedule, launch)))
+    {
+        let reducer = reducer(64, cap, schedule);
         let launch = reducer.reproducible_launch::<f32, Sum>(data.len()).unwrap();
         assert_eq!((launch.grid, launch.block), (blocks, 64), "cap {cap:?}");
         let got = reducer.sum(&data).unwrap();
-        assert_eq!(got.to_bits(), host.to_bits(), "{blocks} blocks");
+        assert_eq!(
+            got.to_bits(),
+            host.to_bits(),
+            "{blocks} blocks, {schedule:?}"
+        );
     }
 }
 

@@ -265,7 +265,7 @@ fn shuffle_down<T: Value>(value: T, offset: u32) -> T {
 
 /// The sum of `count` states (`state(k)` loads state `k`, renormalised) in a grid's last block,
 /// valid in thread 0. Up to a warp's worth, warp 0 adds them alone in one tree of
-/// `log2(count)` levels, with no barrier (the other warps return the empty state at once);
+/// `⌈log2(count)⌉` levels, with no barrier (the other warps return the empty state at once);
 /// more, every thread adds its share and the block merges them ([`block_merge`]). `count` is
 /// the same in every thread of the block, so either all of them reach the barrier or none.
 #[inline(always)]
@@ -321,7 +321,7 @@ pub(super) fn block_merge<F: BinnedFloat>(
     }
 }
 
-/// Every thread's `state` merged over the grid, as v8 hands over: block states to `partials`,
+/// Every thread's `counts` added over the grid, as v8 hands over: block states to `partials`,
 /// fence, ticket; the last block merges them and writes `C`'s conclusion of the whole (of
 /// `count` elements) to `output[0]`.
 #[inline(always)]

@@ -4,9 +4,10 @@
 //! row), with a [`Binned`] state where those keep a float: each thread deposits its share of a
 //! row as the whole-array kernel does ([`super::kernel`]: 16-byte loads, four in flight, one
 //! update per batch, renormalisation every `ENDURANCE` deposits, two states per thread), and
-//! the threads' states meet by [`Binned::merge`] instead of additions: warp shuffles, the
-//! block's warps, and, for a row cut over several blocks, the partial states of its pieces,
-//! merged by the row's last block.
+//! the threads' states meet by exact merges instead of additions: warp shuffles, the block's
+//! warps, and, for a row cut over several blocks, the partial states of its pieces, added by
+//! the row's last block (as counts, [`super::binned::counts::Counts`], but in `rows_warp`,
+//! whose shuffles keep one [`Binned::merge`] a level for its registers' sake).
 //!
 //! # Why every result is the bits of the row's sum alone
 //! The state of a set of values does not depend on how they were cut up or in which order
