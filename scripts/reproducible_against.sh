@@ -39,4 +39,4 @@ done
 grep -hE "reproducible|reduce_v8" "$OUT/this_r2.log" | head -40
 echo "== fewer blocks"
 "$R" bench --no-cub --no-torch --shapes "$whole" --splits 1,2,4,8,16,32,64,128,256 --out /tmp/b_caps > "$OUT/caps.log" 2>&1
-grep -E "reproducible" "$OUT/caps.log" | head -80
+grep -E "reproducible|reduce_v8|read-only" "$OUT/caps.log" | head -150
