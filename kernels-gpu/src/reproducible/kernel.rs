@@ -262,13 +262,14 @@ pub(super) fn lane_sum_of_states<F: BinnedFloat>(
 /// cannot prove that they meet again it guards each `shfl.sync` with a `WARPSYNC.COLLECTIVE`,
 /// which runs the shuffle through a slow emulation when the warp arrives diverged. That cost
 /// the `f64` sum 9 µs a launch on the H100 whenever a warp's lanes held different numbers of
-/// partials (2^20 `f64` over 132 or 200 blocks: 24.8 and 24.4 µs against 14.8 over 128; over
-/// the 396 blocks the GPU holds: 24.1 against 15.7; Nsight Compute showed the collective path
-/// executed in the last block). One `bar.warp.sync` first: 16.0, 15.8 and 15.6 µs.
+/// partials (2^20 `f64` over 132 or 200 blocks: 24.6 and 24.2 µs against 14.8 over 128; over
+/// the 396 blocks the GPU holds: 24.1 against 15.7 before the counts; Nsight Compute showed
+/// the collective path executed in the last block). One `bar.warp.sync` first: 16.0, 15.8 and
+/// 15.6 µs.
 ///
-/// Not in the other trees: the blocks' own trees ran on the fast path already (the profile
-/// counted no collective there), and before `rows_warp`'s tree the sync made 100000 segments of
-/// ~300 `f32` 68.6 → 110.7 µs.
+/// Not in the blocks' own trees (the profile counted no collective there), nor before
+/// `rows_warp`'s, where it made 100000 segments of ~300 `f32` 68.6 → 110.7 µs. The merge
+/// kernel ([`merge_states`]), whose lanes add uneven numbers of states too, was not profiled.
 #[inline(always)]
 pub(super) fn converge_warp() {
     sync_warp(FULL_MASK);
