@@ -68,9 +68,20 @@ pub(crate) fn shared_bytes(block: u32, state_bytes: usize) -> usize {
         + size_of::<u32>()
 }
 
+/// Vectors a thread of the resident grid reads at least before the grid keeps every resident
+/// block. Below, it stops at `block` blocks, a partial for each thread of the last block, and
+/// each thread's vectors come in whole batches more often: measured on the H100 with `bench
+/// --splits` (`docs/runs/2026-11-26-f/call1_caps.log`, `call5_caps_final.log`), 256 blocks
+/// against the resident 528 (396 for `f64`, 264 for `bf16`): `f32` 2^22 15.6 against 18.2 µs,
+/// 2^24 32.5 against 34.4, `bf16` 2^24 23.0 against 24.8, `f64` 2^20 14.1 against 15.6; and the
+/// resident grid where each thread reads more: `f32` 2^26 (124 a thread) 97.4 against 101.7,
+/// `f64` 2^24 (83 a thread) 56.9 against 59.0.
+pub(crate) const MANY_VECTORS_PER_THREAD: u64 = 64;
+
 /// The launch over `len` items: elements of `element_bytes` read as 16-byte vectors
 /// (`vectors: true`, at least `MIN_VECTORS_PER_THREAD` per thread), or states read one per
-/// thread; at most `resident` blocks.
+/// thread; at most `resident` blocks, and at most `block` of them where the resident grid
+/// would give each thread fewer than [`MANY_VECTORS_PER_THREAD`] vectors.
 pub(crate) fn launch(
     len: usize,
     element_bytes: usize,
@@ -79,15 +90,28 @@ pub(crate) fn launch(
     block: u32,
     resident: u64,
 ) -> LaunchGrid {
-    let per_thread = if vectors {
-        u64::from(MIN_VECTORS_PER_THREAD) * elements_per_vector(element_bytes) as u64
+    let per_vector = if vectors {
+        elements_per_vector(element_bytes) as u64
     } else {
         1
     };
-    let grid = (len as u64)
-        .div_ceil(per_thread * u64::from(block))
-        .clamp(1, resident.max(1))
-        .min(MAX_GRID);
+    let min_per_thread = if vectors {
+        u64::from(MIN_VECTORS_PER_THREAD) * per_vector
+    } else {
+        1
+    };
+    let threads_per_block = u64::from(block);
+    let mut grid = (len as u64)
+        .div_ceil(min_per_thread * threads_per_block)
+        .clamp(1, resident.max(1));
+    let vectors_in_all = (len as u64).div_ceil(per_vector);
+    if vectors
+        && grid > threads_per_block
+        && vectors_in_all < MANY_VECTORS_PER_THREAD * grid * threads_per_block
+    {
+        grid = threads_per_block;
+    }
+    let grid = grid.min(MAX_GRID);
     LaunchGrid {
         grid: grid as u32,
         block,
@@ -123,6 +147,20 @@ mod tests {
         // 8 warps × 28 bytes, then the ticket.
         assert_eq!(planned.shared_bytes, 8 * 28 + 4);
         assert_eq!(launch(5000, 4, true, 28, 64, 528).grid, 5);
+        // Mid sizes: a block for each thread of the last block, where the resident grid would
+        // give each thread fewer than 64 vectors (f32 2^22 and 2^24, bf16 2^24, f64 2^20).
+        assert_eq!(launch(1 << 22, 4, true, 28, 256, 528).grid, 256);
+        assert_eq!(launch(1 << 24, 4, true, 28, 256, 528).grid, 256);
+        assert_eq!(launch(1 << 24, 2, true, 28, 256, 264).grid, 256);
+        assert_eq!(launch(1 << 20, 8, true, 56, 256, 396).grid, 256);
+        // ... and every resident block where each reads more (f32 2^26: 124 vectors a thread,
+        // f64 2^24: 83), or where the grid is at most a block's threads anyway.
+        assert_eq!(launch(1 << 26, 4, true, 28, 256, 528).grid, 528);
+        assert_eq!(launch(1 << 24, 8, true, 56, 256, 396).grid, 396);
+        assert_eq!(launch(1 << 20, 4, true, 28, 256, 528).grid, 256);
+        assert_eq!(launch(1 << 18, 4, true, 28, 256, 528).grid, 64);
+        // The merge kernel reads states, one a thread: every resident block.
+        assert_eq!(launch(1 << 20, 28, false, 28, 256, 528).grid, 528);
         assert_eq!(launch(0, 8, true, 56, 64, 528).grid, 1);
         assert_eq!(launch(3, 56, false, 56, 64, 528).grid, 1);
     }
