@@ -41,7 +41,7 @@ def reduced_dims(name: str, dim: Dim, ndim: int) -> Optional[Tuple[int, ...]]:
     arg operations, and ``max``/``min`` with a dim, take one dim, as PyTorch's)."""
     if dim is None:
         return None
-    if hasattr(dim, "_as_dim__") or isinstance(dim, (str, bytes)) or not hasattr(dim, "__iter__"):
+    if hasattr(dim, "__index__") or isinstance(dim, (str, bytes)) or not hasattr(dim, "__iter__"):
         # One dim (an int, a NumPy integer or 0-d integer array), or what no dim can be.
         dims: Tuple[int, ...] = (as_dim(dim),)
     else:

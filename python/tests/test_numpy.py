@@ -134,6 +134,9 @@ def test_dims_may_be_numpy_integers(rng):
     x = random_array(rng, (5, 6), "float32")
     assert_matches("amax", reduce_rs.amax(x, dim=np.int64(1)), x, axis=1)
     assert_matches("sum", reduce_rs.sum(x, dim=(np.int32(0), 1)), x, axis=(0, 1))
+    # A 0-d integer array is one dim (it has __index__), not a sequence of them.
+    assert_matches("sum", reduce_rs.sum(x, dim=np.array(1)), x, axis=1)
+    assert reduce_rs.argmax(x, dim=np.array(0)).shape == (6,)
 
 
 def test_max_and_min_with_a_dim_return_values_and_indices(rng):
