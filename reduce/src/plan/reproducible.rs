@@ -80,8 +80,9 @@ pub(crate) const MANY_VECTORS_PER_THREAD: u64 = 64;
 
 /// The launch over `len` items: elements of `element_bytes` read as 16-byte vectors
 /// (`vectors: true`, at least `MIN_VECTORS_PER_THREAD` per thread), or states read one per
-/// thread; at most `resident` blocks, and at most `block` of them where the resident grid
-/// would give each thread fewer than [`MANY_VECTORS_PER_THREAD`] vectors.
+/// thread; at most `resident` blocks, and at most `block` of them (blocks of the default size
+/// or larger) where the resident grid would give each thread fewer than
+/// [`MANY_VECTORS_PER_THREAD`] vectors.
 pub(crate) fn launch(
     len: usize,
     element_bytes: usize,
@@ -105,7 +106,9 @@ pub(crate) fn launch(
         .div_ceil(min_per_thread * threads_per_block)
         .clamp(1, resident.max(1));
     let vectors_in_all = (len as u64).div_ceil(per_vector);
+    // Measured with the default block: a smaller one would leave the GPU too few threads.
     if vectors
+        && threads_per_block >= u64::from(DEFAULT_BLOCK)
         && grid > threads_per_block
         && vectors_in_all < MANY_VECTORS_PER_THREAD * grid * threads_per_block
     {
@@ -159,6 +162,10 @@ mod tests {
         assert_eq!(launch(1 << 24, 8, true, 56, 256, 396).grid, 396);
         assert_eq!(launch(1 << 20, 4, true, 28, 256, 528).grid, 256);
         assert_eq!(launch(1 << 18, 4, true, 28, 256, 528).grid, 64);
+        // Smaller blocks than the default keep every resident block: 64 of 64 threads would
+        // leave most of the GPU idle.
+        assert_eq!(launch(1 << 24, 4, true, 28, 64, 4224).grid, 4224);
+        assert_eq!(launch(1 << 22, 4, true, 28, 128, 1056).grid, 1056);
         // The merge kernel reads states, one a thread: every resident block.
         assert_eq!(launch(1 << 20, 28, false, 28, 256, 528).grid, 528);
         assert_eq!(launch(0, 8, true, 56, 64, 528).grid, 1);
