@@ -16,7 +16,8 @@
 # again with `--splits SPLITS` (this checkout's kernels); TESTS: the GPU tests' filter (`all`
 # for every case, `none` for none). Defaults: the reproducible mode's cases. Everything goes
 # into one OUT/against.tar.xz (a device run brings back at most 8 files), and the timings of
-# both, side by side, are printed.
+# both, side by side, are printed. A device command stops at 10 minutes: the full GPU tests take
+# 3–6 of them, so with TESTS=all keep SHAPES short.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-against-out}}
@@ -27,6 +28,10 @@ SPLITS=${SPLITS:-1,2,4,8,16,32,64,128,256}
 TESTS=${TESTS:-repro}
 work=$(mktemp -d)/against
 mkdir -p "$work" "$OUT"
+[ -s .device/other/kernels_gpu.ptx.xz ] || { echo "no .device/other/kernels_gpu.ptx.xz: the other PTX (see above)"; exit 2; }
+# Packed again after every stage: a run cut off by the device's time limit still brings back
+# what it finished.
+pack() { tar -C "$(dirname "$work")" -cJf "$OUT/against.tar.xz" against; }
 . scripts/unpack_bins.sh
 R=$BIN/reduce-rs
 other=/tmp/other-ptx
@@ -39,6 +44,7 @@ none) ;;
 all) echo "== the GPU tests"; timeout 400 "$BIN/gpu" -q > "$work/gpu_tests.log" 2>&1; tail -2 "$work/gpu_tests.log" ;;
 *) echo "== the GPU tests matching $TESTS"; timeout 400 "$BIN/gpu" -q "$TESTS" > "$work/gpu_tests.log" 2>&1; tail -2 "$work/gpu_tests.log" ;;
 esac
+pack
 if [ -x "$BIN/repro_bits" ]; then
   echo "== repro_bits"
   timeout 120 "$BIN/repro_bits" > "$work/repro_bits.txt" 2>&1; tail -2 "$work/repro_bits.txt"
@@ -47,11 +53,12 @@ fi
 for round in 1 2; do
   timeout 200 "$R" bench --no-cub --no-torch --shapes "$SHAPES" --ptx-dir "$other" --out /tmp/against-other > "$work/other_r$round.log" 2>&1
   timeout 200 "$R" bench --no-cub --no-torch --shapes "$SHAPES" --out /tmp/against-this > "$work/this_r$round.log" 2>&1
+  pack
 done
 if [ -n "$CAPPED" ]; then
   timeout 200 "$R" bench --no-cub --no-torch --shapes "$CAPPED" --splits "$SPLITS" --out /tmp/against-caps > "$work/caps.log" 2>&1
 fi
-tar -C "$(dirname "$work")" -cJf "$OUT/against.tar.xz" against
+pack
 
 echo "== µs: the other PTX and this checkout's, rounds 1 and 2"
 python3 - "$work" <<'PY'
