@@ -91,16 +91,16 @@ pub(crate) fn launch(
     block: u32,
     resident: u64,
 ) -> LaunchGrid {
-    let per_vector = if vectors {
-        elements_per_vector(element_bytes) as u64
+    // A state counts as one "vector" of one element.
+    let (per_vector, min_vectors) = if vectors {
+        (
+            elements_per_vector(element_bytes) as u64,
+            u64::from(MIN_VECTORS_PER_THREAD),
+        )
     } else {
-        1
+        (1, 1)
     };
-    let min_per_thread = if vectors {
-        u64::from(MIN_VECTORS_PER_THREAD) * per_vector
-    } else {
-        1
-    };
+    let min_per_thread = min_vectors * per_vector;
     let threads_per_block = u64::from(block);
     let mut grid = (len as u64)
         .div_ceil(min_per_thread * threads_per_block)

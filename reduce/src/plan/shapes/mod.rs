@@ -150,16 +150,35 @@ pub fn plan_reproducible(
     resident: impl Fn(ShapeKernel) -> u64,
     forced: Option<ShapeKernel>,
 ) -> Option<ShapePlan> {
-    if let Some(kernel) = forced
-        && !fits(kernel, shape)
-    {
+    plan_fitting(
+        shape,
+        OpKind::Sum,
+        sizes,
+        Family::Reproducible,
+        block,
+        resident,
+        forced,
+    )
+}
+
+/// [`plan_layout`] of `shape`, or `None` where the `forced` kernel cannot reduce it ([`fits`]).
+fn plan_fitting(
+    shape: &Shape<'_>,
+    op: OpKind,
+    sizes: Sizes,
+    family: Family,
+    block: impl Fn(ShapeKernel) -> u32,
+    resident: impl Fn(ShapeKernel) -> u64,
+    forced: Option<ShapeKernel>,
+) -> Option<ShapePlan> {
+    if forced.is_some_and(|kernel| !fits(kernel, shape)) {
         return None;
     }
     Some(plan_layout(
         Layout::of(shape),
-        OpKind::Sum,
+        op,
         sizes,
-        Family::Reproducible,
+        family,
         block,
         resident,
         forced,
@@ -200,17 +219,15 @@ pub fn plan_for(
     sizes: Sizes,
     resident: impl Fn(ShapeKernel) -> u64,
 ) -> Option<ShapePlan> {
-    fits(kernel, shape).then(|| {
-        plan_layout(
-            Layout::of(shape),
-            op,
-            sizes,
-            Family::Plain,
-            |k| k.block(),
-            resident,
-            Some(kernel),
-        )
-    })
+    plan_fitting(
+        shape,
+        op,
+        sizes,
+        Family::Plain,
+        |k| k.block(),
+        resident,
+        Some(kernel),
+    )
 }
 
 /// What the planner needs to know of a [`Shape`]: the matrix, or the segments' count and
