@@ -13,17 +13,17 @@
 #
 # SHAPES: the bench's cases (`bench --shapes`), timed with the other PTX (`--ptx-dir`) and with
 # this checkout's, two rounds each, in one process each; SPLITS and CAPPED: the cases CAPPED
-# again with `--splits SPLITS` (this checkout's kernels); TESTS: the GPU tests' filter (`all`
-# for every case, `none` for none). Defaults: the reproducible mode's cases. Everything goes
-# into one OUT/against.tar.xz (a device run brings back at most 8 files), and the timings of
-# both, side by side, are printed. A device command stops at 10 minutes: the full GPU tests take
-# 3–6 of them, so with TESTS=all keep SHAPES short.
+# again with `--splits SPLITS` (this checkout's kernels; `CAPPED=` for none); TESTS: the GPU
+# tests' filter (`all` for every case, `none` for none). Defaults: the reproducible mode's
+# cases. Everything goes into one OUT/against.tar.xz (a device run brings back at most 8
+# files), and the timings of both, side by side, are printed. A device command stops at 10
+# minutes: the full GPU tests take 3–6 of them, so with TESTS=all keep SHAPES short.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-against-out}}
 whole=f32:sum:whole:2^14,f32:sum:whole:2^16,f32:sum:whole:2^18,f32:sum:whole:2^20,f32:sum:whole:2^22,f32:sum:whole:2^24,f32:sum:whole:2^26,f32:sum:whole:2^28,f64:sum:whole:2^24,bf16:sum:whole:2^24
 SHAPES=${SHAPES:-$whole,f32:sum:rows:65536x512,f32:sum:rows:8192x8192,f32:sum:rows:16x4194304,f32:sum:segments:100000x300,f32:sum:columns:4096x4096,f32:sum:columns:1048576x8}
-CAPPED=${CAPPED:-$whole}
+CAPPED=${CAPPED-$whole}
 SPLITS=${SPLITS:-1,2,4,8,16,32,64,128,256}
 TESTS=${TESTS:-repro}
 work=$(mktemp -d)/against
