@@ -75,7 +75,8 @@ pub struct BenchArgs {
     pub ptx_dir: Option<PathBuf>,
     /// Instead of the versions: reductions of a shape and the library's operators, beside
     /// PyTorch and CUB: `table` (one case per class of shape: rows, columns, vocabulary
-    /// argmax, whole arrays, segments), `sweep` (f32 row sums against row length, with a
+    /// argmax, whole arrays, segments), `others` (their neighbours: columns 2 to 16384 wide,
+    /// few rows, short segments, a bf16 argmax), `sweep` (f32 row sums against row length, with a
     /// chart) and/or cases dtype:op:kind:size (f32:sum:rows:8192x8192,
     /// bf16:argmax:rows:64x128256, f32:argmax:whole:2^28, f32:sum:segments:100000x300)
     #[arg(long, value_parser = parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]

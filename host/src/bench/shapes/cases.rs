@@ -1,5 +1,6 @@
 //! What `bench --shapes` measures: its cases (`dtype:op:kind:size`), the `table` of shape
-//! classes users meet, and the row `sweep`, as parsed from the command line.
+//! classes users meet, the `others` around them, and the row `sweep`, as parsed from the
+//! command line.
 
 use crate::element::{DType, OpKind};
 use crate::shapes::ShapeSpec;
@@ -14,6 +15,15 @@ f32:sum:columns:8192x8192,f32:sum:columns:4096x4096,f32:sum:columns:1048576x8,\
 bf16:argmax:rows:1x128256,bf16:argmax:rows:8x128256,bf16:argmax:rows:64x128256,\
 f32:max:rows:32768x4096,f32:argmax:whole:2^28,f32:sum:whole:2^14,f32:sum:whole:2^22,\
 f32:sum:whole:2^28,i64:sum:whole:2^27,f32:sum:segments:100000x300";
+
+/// Neighbours of the table's classes, where a rule of the planner changes its kernel or a peer
+/// came close: columns from 2 to 16384 wide, bf16 columns, few rows short and long, many short
+/// segments, and a 16-bit whole-array argmax (README's "other shapes").
+pub const OTHERS: &str = "f32:sum:columns:2048x2048,f32:sum:columns:16384x1024,\
+f32:sum:columns:1024x16384,bf16:sum:columns:8192x8192,f32:sum:columns:1048576x2,\
+f32:sum:columns:65536x256,f32:sum:columns:262144x64,f32:sum:columns:1048576x16,\
+f32:sum:rows:64x512,f32:sum:rows:16x16384,f32:sum:rows:128x16384,\
+f32:sum:segments:1000000x30,bf16:argmax:whole:2^28";
 
 /// Elements of the row sweep (rows × row length).
 pub const SWEEP_ELEMENTS: usize = 1 << 26;
@@ -109,7 +119,7 @@ impl ShapesArg {
     }
 }
 
-/// `table`, `sweep` and cases `dtype:op:kind:RxC` (`kind` rows, columns, segments — RxC is then
+/// `table`, `others`, `sweep` and cases `dtype:op:kind:RxC` (`kind` rows, columns, segments — RxC is then
 /// segments × mean length — or `whole:N`), comma-separated.
 pub fn parse_shapes(text: &str) -> Result<ShapesArg, String> {
     let mut arg = ShapesArg::default();
@@ -117,12 +127,14 @@ pub fn parse_shapes(text: &str) -> Result<ShapesArg, String> {
         match item.to_ascii_lowercase().as_str() {
             "sweep" => arg.sweep = true,
             "table" => arg.cases.extend(parse_shapes(TABLE)?.cases),
+            "others" => arg.cases.extend(parse_shapes(OTHERS)?.cases),
             lower => arg.cases.push(parse_case(lower)?),
         }
     }
     if arg.cases.is_empty() && !arg.sweep {
         return Err(
-            "--shapes needs `table`, `sweep` or cases such as f32:sum:rows:8192x8192".into(),
+            "--shapes needs `table`, `others`, `sweep` or cases such as f32:sum:rows:8192x8192"
+                .into(),
         );
     }
     Ok(arg)
@@ -172,6 +184,14 @@ mod tests {
         let arg = parse_shapes("table,sweep").unwrap();
         assert!(arg.sweep);
         assert_eq!(arg.cases.len(), 16);
+        let others = parse_shapes("Others").unwrap().cases;
+        assert_eq!(others.len(), 13);
+        assert!(others.iter().all(|case| !arg.cases.contains(case)));
+        assert_eq!(
+            others.last().unwrap().shape,
+            CaseShape::Whole(1 << 28),
+            "the bf16 argmax"
+        );
         assert_eq!(
             parse_case("bf16:argmax:rows:64x128256").unwrap(),
             ShapeCase {
