@@ -78,11 +78,18 @@ pub(crate) fn shared_bytes(block: u32, state_bytes: usize) -> usize {
 /// `f64` 2^24 (83 a thread) 56.9 against 59.0.
 pub(crate) const MANY_VECTORS_PER_THREAD: u64 = 64;
 
+/// Vectors a thread of one block reads at most where the input is given to that block alone:
+/// no partials, no ticket, no last block. Measured on the H100 with `bench --splits`
+/// (`docs/runs/2026-11-27/`): `f32` 2^13 (8 a thread) one block 6.46 against two 7.52 µs, but
+/// 2^14 (16 a thread) one block 7.97 against four 7.52, and `f64` 2^14 (32) 12.19 against 8.58.
+pub(crate) const SINGLE_BLOCK_VECTORS_PER_THREAD: u64 = 8;
+
 /// The launch over `len` items: elements of `element_bytes` read as 16-byte vectors
 /// (`vectors: true`, at least `MIN_VECTORS_PER_THREAD` per thread), or states read one per
 /// thread; at most `resident` blocks, and at most `block` of them (blocks of the default size
 /// or larger) where the resident grid would give each thread fewer than
-/// [`MANY_VECTORS_PER_THREAD`] vectors.
+/// [`MANY_VECTORS_PER_THREAD`] vectors; one block (of the default size or larger) where its
+/// threads read at most [`SINGLE_BLOCK_VECTORS_PER_THREAD`] each.
 pub(crate) fn launch(
     len: usize,
     element_bytes: usize,
@@ -107,12 +114,14 @@ pub(crate) fn launch(
         .clamp(1, resident.max(1));
     let vectors_in_all = (len as u64).div_ceil(per_vector);
     // Measured with the default block: a smaller one would leave the GPU too few threads.
-    if vectors
-        && threads_per_block >= u64::from(DEFAULT_BLOCK)
-        && grid > threads_per_block
-        && vectors_in_all < MANY_VECTORS_PER_THREAD * grid * threads_per_block
-    {
-        grid = threads_per_block;
+    if vectors && threads_per_block >= u64::from(DEFAULT_BLOCK) {
+        if vectors_in_all <= SINGLE_BLOCK_VECTORS_PER_THREAD * threads_per_block {
+            grid = 1;
+        } else if grid > threads_per_block
+            && vectors_in_all < MANY_VECTORS_PER_THREAD * grid * threads_per_block
+        {
+            grid = threads_per_block;
+        }
     }
     let grid = grid.min(MAX_GRID);
     LaunchGrid {
@@ -150,6 +159,14 @@ mod tests {
         // 8 warps × 28 bytes, then the ticket.
         assert_eq!(planned.shared_bytes, 8 * 28 + 4);
         assert_eq!(launch(5000, 4, true, 28, 64, 528).grid, 5);
+        // Small inputs: one block where each of its threads reads at most 8 vectors (f32 2^13,
+        // bf16 2^14), else four or more vectors a thread (f32 2^14: 4 blocks, f64 2^14: 8).
+        assert_eq!(launch(1 << 13, 4, true, 28, 256, 528).grid, 1);
+        assert_eq!(launch(1 << 14, 2, true, 28, 256, 528).grid, 1);
+        assert_eq!(launch((1 << 13) + 4, 4, true, 28, 256, 528).grid, 3);
+        assert_eq!(launch(1 << 14, 4, true, 28, 256, 528).grid, 4);
+        assert_eq!(launch(1 << 14, 8, true, 56, 256, 396).grid, 8);
+        assert_eq!(launch(1 << 13, 4, true, 28, 128, 1056).grid, 4);
         // Mid sizes: a block for each thread of the last block, where the resident grid would
         // give each thread fewer than 64 vectors (f32 2^22 and 2^24, bf16 2^24, f64 2^20).
         assert_eq!(launch(1 << 22, 4, true, 28, 256, 528).grid, 256);
