@@ -39,7 +39,8 @@ pub enum Shared {
     /// One accumulator per warp and the `u32` ticket of the single-pass version.
     PerWarpAndTicket,
     /// One accumulator per column of the block's tile (the rows of a narrow matrix that one
-    /// block walks at once meet there) and the `u32` ticket of the tile's last block.
+    /// block walks at once meet there; for `columns_narrow`, one per thread) and the `u32`
+    /// ticket of the tile's last block.
     ColumnTileAndTicket,
 }
 
@@ -258,6 +259,9 @@ pub enum ShapeGrid {
     BlocksPerRow,
     /// Tiles of columns × bands of whole runs of rows: a few runs per band, within one wave.
     ColumnTilesAndBands,
+    /// The whole matrix read as v8 reads an array: at least four vectors a thread, at most one
+    /// wave.
+    FlatVectors,
 }
 
 /// One shape kernel of the library (`crate::shapes`): rows, columns or segments.

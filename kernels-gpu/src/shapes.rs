@@ -10,6 +10,7 @@
 //! | [`rows_block`] | long rows, many of them; few rows up to 64 KiB | block reduces one row |
 //! | [`rows_split`] | long rows, few of them | row is cut over several blocks |
 //! | [`columns`] | columns of a row-major matrix | thread walks down one column |
+//! | [`columns_narrow`] | 1 to 32 columns (a power of two) | thread reads the matrix flat, a column per lane |
 //!
 //! The row kernels read their rows from [`crate::params::Segments`]: rows of equal length, or
 //! CSR offsets (segments, possibly empty). Each has a binned twin for the reproducible mode
@@ -39,6 +40,10 @@ declare_shapes! {
     /// A thread per vector of columns, tall matrices cut into bands of rows.
     Columns = columns: columns::reduce_columns {
         family: columns, block: Fixed(256), shared: Shared::ColumnTileAndTicket, grid: ShapeGrid::ColumnTilesAndBands,
+    },
+    /// A handful of columns read as the flat array they are, a column per lane.
+    ColumnsNarrow = columns_narrow: columns_narrow::reduce_columns_narrow {
+        family: columns, block: Fixed(256), shared: Shared::ColumnTileAndTicket, grid: ShapeGrid::FlatVectors,
     },
 }
 
