@@ -121,6 +121,13 @@ pub fn additions(plan: &ShapePlan, len: usize) -> u64 {
             let runs = 2 * kernels_gpu::shapes::columns::LOADS_IN_FLIGHT as u64;
             len.div_ceil(split.max(1)) + runs + tree + split
         }
+        // `split` blocks: a thread adds its share of a column's rows (at most 32 times an even
+        // share of all the elements, where few columns fill a vector), the lanes of its column
+        // (3 halvings), 5 shuffle steps, the block's warps, the blocks' partials, head and tail.
+        ShapeKernel::ColumnsNarrow => {
+            let widest = kernels_gpu::shapes::columns_narrow::MAX_NARROW_COLUMNS as u64;
+            len.div_ceil(block * split.max(1)) * widest + 3 + 5 + block / 32 + split + 2
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Splits the planner never chooses but `bench --shapes … --splits` asks for, on the simulator:
 //! column reductions with more bands than whole runs of rows (the first bands of a tile then
-//! hold no rows: `kernels_gpu::shapes::columns::band_rows`), and rows or segments read by
-//! every power of two of lanes per row (`rows_warp`, on the planner's grid).
+//! hold no rows: `kernels_gpu::shapes::columns::band_rows`), narrow matrices by either column
+//! kernel and any grid, and rows or segments read by every power of two of lanes per row
+//! (`rows_warp`, on the planner's grid).
 //! Each launch is the planner's with its split replaced, run as the library would run it
 //! (`Reducer::job_each`); every column's sum (small integers: exact in any order) is checked,
 //! in the plain and the reproducible mode.
@@ -9,6 +10,7 @@
 use reduce_rs::backend::sim::Sim;
 use reduce_rs::ops::Sum;
 use reduce_rs::plan::SegmentOffsets;
+use reduce_rs::plan::shapes::ShapeKernel;
 use reduce_rs::{Reducer, Schedule, Shape};
 
 /// The small integers every test here sums (exact in any order).
@@ -35,6 +37,27 @@ fn sums_with_split(
         _ => SegmentOffsets::None,
     };
     let job = reducer.job_each::<f32, Sum>(shape, plan, offsets, input.len());
+    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let out = Sim::new(Schedule::InOrder)
+        .run(&job, &bytes)
+        .expect("the simulator runs the launch");
+    out.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// Column sums of `rows × cols` by `kernel` (`Columns` or `ColumnsNarrow`), with `split` bands
+/// or blocks instead of the planner's.
+fn column_sums_by(kernel: ShapeKernel, rows: usize, cols: usize, split: usize) -> Vec<f32> {
+    let shape = Shape::columns(rows, cols);
+    let input = small_integers(rows * cols);
+    let reducer = Reducer::simulator();
+    let (plan, name) = reducer
+        .plan_each_with::<f32, Sum>(&shape, kernel)
+        .expect("the kernel reduces columns");
+    let plan = plan.with_split(split).expect("a free split");
+    let job = reducer.job_each::<f32, Sum>(&shape, plan, SegmentOffsets::None, input.len());
+    assert_eq!(job.kernel, name);
     let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
     let out = Sim::new(Schedule::InOrder)
         .run(&job, &bytes)
@@ -76,11 +99,30 @@ fn bands_beyond_the_whole_runs_hold_no_rows_and_lose_none() {
     }
 }
 
+#[test]
+fn narrow_matrices_by_either_column_kernel_and_any_grid() {
+    // The planner reads 1 to 32 columns (a power of two) flat; the band kernel's narrowest
+    // tiles (1 and 2 groups: 2, 4 and 8 f32 columns, 256 and 128 rows a step, their row
+    // offsets met in 5 and 4 shuffle steps) are still reached, forced, as `bench --shapes`
+    // times them. The flat kernel with 1 block, with 3 and with more blocks than vectors.
+    for (rows, cols) in [(900, 2), (3001, 4), (900, 8), (2000, 16), (513, 32)] {
+        for split in [1, 3, 40] {
+            for kernel in [ShapeKernel::Columns, ShapeKernel::ColumnsNarrow] {
+                assert_eq!(
+                    column_sums_by(kernel, rows, cols, split),
+                    expected(rows, cols),
+                    "{rows} x {cols} by {kernel:?}, split {split}"
+                );
+            }
+        }
+    }
+}
+
 /// Row (or segment) sums with `lanes` lanes per row instead of the planner's.
 fn row_sums(shape: &Shape<'_>, len: usize, lanes: usize, reproducible_mode: bool) -> Vec<f32> {
     let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
     let (plan, _) = reducer.plan_each::<f32, Sum>(shape);
-    assert_eq!(plan.kernel, reduce_rs::plan::shapes::ShapeKernel::RowsWarp);
+    assert_eq!(plan.kernel, ShapeKernel::RowsWarp);
     sums_with_split(shape, len, lanes, reproducible_mode)
 }
 

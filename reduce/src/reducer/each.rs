@@ -195,7 +195,8 @@ impl Reducer {
         shape: &Shape<'_>,
         kernel: ShapeKernel,
     ) -> Option<(ShapePlan, String)> {
-        crate::plan::shapes::fits(kernel, shape).then(|| {
+        let (family, _) = self.family::<T, O>();
+        crate::plan::shapes::fits(kernel, shape, family).then(|| {
             let (plan, name) = self.layout_plan::<T, O>(Layout::of(shape), Some(kernel));
             (plan, name)
         })

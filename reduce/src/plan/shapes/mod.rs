@@ -6,8 +6,9 @@
 use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of};
 use crate::op::OpKind;
 use crate::shape::Shape;
+use kernels_gpu::launch::VECTORS_IN_FLIGHT;
 use kernels_gpu::launch::{WARP_SIZE, elements_per_vector};
-use kernels_gpu::shapes::columns;
+use kernels_gpu::shapes::{columns, columns_narrow};
 
 /// The kernels that reduce shapes, as `kernels_gpu::shapes` declares them (block, shared
 /// memory, grid).
@@ -19,8 +20,9 @@ mod tests;
 
 pub use rules::{
     ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD,
-    REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND, SPLIT_MIN_VECTORS,
-    SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors, lanes_per_row, warp_per_row,
+    NARROW_COLUMNS, NARROW_PARTIALS, REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES,
+    RUNS_PER_BAND, SPLIT_MIN_VECTORS, SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES,
+    lane_vectors, lanes_per_row, narrow_columns, warp_per_row,
 };
 
 /// One launch of a shape kernel.
@@ -34,24 +36,26 @@ pub struct ShapePlan {
     pub family: Family,
     /// Its launch grid.
     pub launch: LaunchGrid,
-    /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`);
-    /// 1 for `RowsBlock`.
+    /// Blocks per row (`RowsSplit`), bands of rows (`Columns`), lanes per row (`RowsWarp`),
+    /// blocks (`ColumnsNarrow`); 1 for `RowsBlock`.
     pub split: usize,
     /// Accumulators of scratch the launch needs, and ticket counters.
     pub partials: usize,
-    /// Ticket counters (`u32`): one per row (`RowsSplit`) or tile of columns (`Columns`).
+    /// Ticket counters (`u32`): one per row (`RowsSplit`) or tile of columns (`Columns`), one
+    /// for the matrix (`ColumnsNarrow`).
     pub counters: usize,
 }
 
 impl ShapePlan {
-    /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`)
-    /// or lanes per row (`RowsWarp`, a power of two up to 32, on the same grid: the warps
-    /// loop over the rows) instead of the planner's, for a benchmark that measures which
+    /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`),
+    /// blocks (`ColumnsNarrow`) or lanes per row (`RowsWarp`, a power of two up to 32, on the
+    /// same grid: the warps loop over the rows) instead of the planner's, for a benchmark that
+    /// measures which
     /// split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
     /// (or no power of two for `RowsWarp`), for no rows or columns (`RowsWarp` excepted: its
     /// one block then finds no row, whatever its lanes), and where the grid would pass the
-    /// launch limit. A plan's partials are `split` × its columns (`Columns`) or rows
-    /// (`RowsSplit`), which is how the new count is found.
+    /// launch limit. A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`)
+    /// or rows (`RowsSplit`), which is how the new count is found.
     ///
     /// ```
     /// use reduce_rs::{OpKind, Shape};
@@ -78,13 +82,16 @@ impl ShapePlan {
             let lanes = split.is_power_of_two() && split <= WARP_SIZE as usize;
             return (lanes && self.launch.grid > 0).then_some(ShapePlan { split, ..self });
         }
-        let free = matches!(self.kernel, ShapeKernel::Columns | ShapeKernel::RowsSplit);
+        let free = matches!(
+            self.kernel,
+            ShapeKernel::Columns | ShapeKernel::ColumnsNarrow | ShapeKernel::RowsSplit
+        );
         let grid = self.counters.checked_mul(split)?;
         if !free || split == 0 || grid == 0 || grid as u64 > MAX_GRID {
             return None;
         }
-        // Partials: one row of columns per band (`Columns`), one per block of a row
-        // (`RowsSplit`).
+        // Partials: one row of columns per band (`Columns`) or block (`ColumnsNarrow`), one per
+        // block of a row (`RowsSplit`).
         let per_split = self.partials / self.split.max(1);
         Some(ShapePlan {
             launch: LaunchGrid {
@@ -171,7 +178,7 @@ fn plan_fitting(
     resident: impl Fn(ShapeKernel) -> u64,
     forced: Option<ShapeKernel>,
 ) -> Option<ShapePlan> {
-    if forced.is_some_and(|kernel| !fits(kernel, shape)) {
+    if forced.is_some_and(|kernel| !fits(kernel, shape, family)) {
         return None;
     }
     Some(plan_layout(
@@ -185,23 +192,29 @@ fn plan_fitting(
     ))
 }
 
-/// Whether `kernel` can reduce `shape`: the row kernels take rows and segments (`RowsSplit`
-/// only rows of equal length), `Columns` takes columns.
-pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>) -> bool {
-    matches!(
-        (kernel, shape),
-        (ShapeKernel::Columns, Shape::Columns { .. })
-            | (
-                ShapeKernel::RowsWarp | ShapeKernel::RowsBlock,
-                Shape::Rows { .. } | Shape::Segments(_)
-            )
-            | (ShapeKernel::RowsSplit, Shape::Rows { .. })
-    )
+/// Whether `kernel` of `family` can reduce `shape`: the row kernels take rows and segments
+/// (`RowsSplit` only rows of equal length), `Columns` takes columns, `ColumnsNarrow` (which
+/// has no reproducible twin) 1 to 32 columns, a power of two.
+pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>, family: Family) -> bool {
+    match (kernel, shape) {
+        (ShapeKernel::ColumnsNarrow, &Shape::Columns { cols, .. }) => {
+            family == Family::Plain && columns_narrow::is_narrow(cols)
+        }
+        _ => matches!(
+            (kernel, shape),
+            (ShapeKernel::Columns, Shape::Columns { .. })
+                | (
+                    ShapeKernel::RowsWarp | ShapeKernel::RowsBlock,
+                    Shape::Rows { .. } | Shape::Segments(_)
+                )
+                | (ShapeKernel::RowsSplit, Shape::Rows { .. })
+        ),
+    }
 }
 
 /// The launch of `kernel` for `shape`, if that kernel can reduce it (the benchmark times every
 /// kernel a shape could use): the row kernels take rows and segments (`RowsSplit` only rows of
-/// equal length), `Columns` takes columns.
+/// equal length), `Columns` takes columns, `ColumnsNarrow` 1 to 32 of them (a power of two).
 ///
 /// ```
 /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_for}};
@@ -273,6 +286,9 @@ pub(crate) fn plan_layout(
         // The reproducible twins hold in shared memory what their plain kernels do (a value
         // per warp, and the ticket), as states; but for columns, half a state per thread.
         let tile_accumulators = match (layout, family) {
+            (Layout::Columns { .. }, Family::Plain) if kernel == ShapeKernel::ColumnsNarrow => {
+                columns_narrow::shared_accumulators(block)
+            }
             (Layout::Columns { cols, .. }, Family::Plain) => {
                 columns::shared_accumulators(cols, sizes.element, block)
             }
@@ -305,7 +321,32 @@ pub(crate) fn plan_layout(
         let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
         plan(kernel, grid, lanes, 0, 0)
     };
+    // `ColumnsNarrow`: v8's grid over the whole matrix, at least `VECTORS_IN_FLIGHT` vectors a
+    // thread, at most one wave; a partial of every column per block, one ticket.
+    let narrow_grid = |rows: usize, cols: usize| {
+        let kernel = ShapeKernel::ColumnsNarrow;
+        let vectors = (rows * cols).div_ceil(elements_per_vector(sizes.element));
+        vectors
+            .div_ceil(VECTORS_IN_FLIGHT * block(kernel) as usize)
+            .clamp(1, resident(kernel).max(1) as usize)
+    };
     match layout {
+        Layout::Columns { rows, cols }
+            if family == Family::Plain
+                && match forced {
+                    Some(kernel) => kernel == ShapeKernel::ColumnsNarrow,
+                    None => narrow_columns(cols, narrow_grid(rows, cols)),
+                } =>
+        {
+            let grid = narrow_grid(rows, cols);
+            plan(
+                ShapeKernel::ColumnsNarrow,
+                grid as u64,
+                grid,
+                grid * cols,
+                1,
+            )
+        }
         Layout::Columns { rows, cols } => {
             let kernel = ShapeKernel::Columns;
             let block = block(kernel);

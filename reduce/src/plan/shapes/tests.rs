@@ -114,8 +114,10 @@ fn chooses_the_kernel_by_shape() {
 fn columns_are_planned_by_the_measured_rules() {
     // The H100's wave of `columns_f32_sum` (62 registers: 4 blocks of 256 per SM).
     let wave = |_| 528;
+    // The band kernel's plan (narrow matrices are read flat unless it is forced: below).
     let plan = |rows, cols, sizes| {
-        let plan = plan_shape(&Shape::columns(rows, cols), OpKind::Sum, sizes, wave);
+        let shape = Shape::columns(rows, cols);
+        let plan = plan_for(ShapeKernel::Columns, &shape, OpKind::Sum, sizes, wave).unwrap();
         (plan.counters, plan.split)
     };
     let bf16 = Sizes {
@@ -134,6 +136,62 @@ fn columns_are_planned_by_the_measured_rules() {
     // More runs per band where four would pass one wave.
     assert_eq!(plan(8192, 8192, F32), (32, 16));
     assert_eq!(plan(8192, 8192, bf16), (16, 32));
+}
+
+#[test]
+fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
+    let bf16 = Sizes {
+        element: 2,
+        accumulator: 4,
+    };
+    // The H100's wave of `columns_narrow_f32_sum` (40 registers: 8 blocks of 256 per SM).
+    let wave = |_| 1056;
+    let plan =
+        |rows, cols, sizes| plan_shape(&Shape::columns(rows, cols), OpKind::Sum, sizes, wave);
+    // Up to 8 columns whatever the size: v8's grid, at least four vectors a thread.
+    for (rows, cols, grid) in [
+        (1 << 20, 1, 256),
+        (1 << 20, 2, 512),
+        (1 << 20, 8, 1056),
+        (4096, 2, 2),
+    ] {
+        let flat = plan(rows, cols, F32);
+        assert_eq!(flat.kernel, ShapeKernel::ColumnsNarrow, "{rows} x {cols}");
+        assert_eq!((flat.launch.grid, flat.split), (grid, grid as usize));
+        assert_eq!((flat.partials, flat.counters), (grid as usize * cols, 1));
+        // One accumulator of shared memory per thread, and the ticket.
+        assert_eq!(flat.launch.shared_bytes, 256 * 4 + 4);
+    }
+    // 16 and 32 columns while the partials stay within 8192 (256 blocks of 32).
+    assert_eq!(plan(65536, 32, bf16).kernel, ShapeKernel::ColumnsNarrow);
+    assert_eq!(plan(131072, 16, bf16).kernel, ShapeKernel::ColumnsNarrow);
+    assert_eq!(plan(1 << 20, 16, F32).kernel, ShapeKernel::Columns);
+    assert_eq!(plan(1 << 20, 32, F32).kernel, ShapeKernel::Columns);
+    // Not a power of two, or wider: the bands.
+    assert_eq!(plan(1 << 20, 3, F32).kernel, ShapeKernel::Columns);
+    assert_eq!(plan(1 << 16, 64, F32).kernel, ShapeKernel::Columns);
+    // Forced, the flat read takes what it can reduce; the split is its grid.
+    let forced = plan_for(
+        ShapeKernel::ColumnsNarrow,
+        &Shape::columns(1 << 20, 32),
+        OpKind::Sum,
+        F32,
+        wave,
+    )
+    .unwrap();
+    assert_eq!(forced.launch.grid, 1056);
+    let capped = forced.with_split(64).unwrap();
+    assert_eq!((capped.launch.grid, capped.partials), (64, 64 * 32));
+    assert!(
+        plan_for(
+            ShapeKernel::ColumnsNarrow,
+            &Shape::columns(100, 3),
+            OpKind::Sum,
+            F32,
+            wave
+        )
+        .is_none()
+    );
 }
 
 #[test]

@@ -1,0 +1,144 @@
+//! Narrow columns (1 to 32 of them, a power of two), which the planner reads flat with
+//! `columns_narrow`, on the simulator against a loop over the rows: slices that start at every
+//! element of a vector (scalars before the first whole vector, each in its column), tails,
+//! one block and several, every lane count (f64: 2, f32: 4, bf16: 8), ties for the arg
+//! operators (the first row wins).
+
+use half::bf16;
+use reduce_rs::ops::{ArgMax, ArgMin, Max, Mean, Min, Sum};
+use reduce_rs::plan::shapes::ShapeKernel;
+use reduce_rs::{Reducer, Shape};
+
+const COLUMNS: [usize; 6] = [1, 2, 4, 8, 16, 32];
+
+/// Small integers: every sum exact in any order, and many ties.
+fn data(len: usize) -> Vec<f32> {
+    (0..len).map(|i| ((i * 7919) % 13) as f32).collect()
+}
+
+fn column(values: &[f32], cols: usize, c: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
+    values.iter().skip(c).step_by(cols).copied().enumerate()
+}
+
+/// The row of the first largest (`sign` 1) or smallest (`sign` -1) value of column `c`.
+fn first_best(values: &[f32], cols: usize, c: usize, sign: f32) -> Option<usize> {
+    column(values, cols, c)
+        .fold(None, |best: Option<(usize, f32)>, (row, x)| match best {
+            Some((_, b)) if sign * x <= sign * b => best,
+            _ => Some((row, x)),
+        })
+        .map(|(row, _)| row)
+}
+
+fn reducers() -> [(&'static str, Reducer); 2] {
+    [
+        ("one block", Reducer::simulator().with_max_blocks(1)),
+        ("several blocks", Reducer::simulator()),
+    ]
+}
+
+#[test]
+fn narrow_columns_are_read_flat() {
+    let reducer = Reducer::simulator();
+    for cols in COLUMNS {
+        let (plan, name) = reducer.plan_each::<f32, Sum>(&Shape::columns(1000, cols));
+        assert_eq!(plan.kernel, ShapeKernel::ColumnsNarrow, "{cols} columns");
+        assert_eq!(name, "columns_narrow_f32_sum");
+    }
+    for cols in [3, 7, 64] {
+        let (plan, _) = reducer.plan_each::<f32, Sum>(&Shape::columns(1000, cols));
+        assert_eq!(plan.kernel, ShapeKernel::Columns, "{cols} columns");
+    }
+    // No reproducible twin: the reproducible mode keeps its column kernel.
+    let reproducible = Reducer::simulator().with_reproducible(true);
+    let (plan, _) = reproducible.plan_each::<f32, Sum>(&Shape::columns(1000, 2));
+    assert_eq!(plan.kernel, ShapeKernel::Columns);
+    assert!(
+        reproducible
+            .plan_each_with::<f32, Sum>(&Shape::columns(1000, 2), ShapeKernel::ColumnsNarrow)
+            .is_none()
+    );
+}
+
+#[test]
+fn every_offset_tail_and_grid_gives_each_column_its_own() {
+    let all = data(40_000 + 40);
+    for (label, reducer) in reducers() {
+        for cols in COLUMNS {
+            for rows in [1, 3, 257, 40_000 / cols] {
+                for offset in 0..4 {
+                    let values = &all[offset..offset + rows * cols];
+                    let shape = Shape::columns(rows, cols);
+                    let at = format!("{label}: {rows} × {cols} at +{offset}");
+                    let sums = reducer.reduce_each(Sum, values, shape).unwrap();
+                    let maxima = reducer.reduce_each(Max, values, shape).unwrap();
+                    let argmax = reducer.reduce_each(ArgMax, values, shape).unwrap();
+                    let argmin = reducer.reduce_each(ArgMin, values, shape).unwrap();
+                    for c in 0..cols {
+                        let sum: f32 = column(values, cols, c).map(|(_, x)| x).sum();
+                        assert_eq!(sums[c], sum, "{at}: sum of column {c}");
+                        let max = column(values, cols, c)
+                            .map(|(_, x)| x)
+                            .fold(f32::MIN, f32::max);
+                        assert_eq!(maxima[c], Some(max), "{at}: max of column {c}");
+                        assert_eq!(
+                            argmax[c].map(|(row, _)| row),
+                            first_best(values, cols, c, 1.0),
+                            "{at}: argmax {c}"
+                        );
+                        assert_eq!(
+                            argmin[c].map(|(row, _)| row),
+                            first_best(values, cols, c, -1.0),
+                            "{at}: argmin {c}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn two_and_eight_lanes_a_vector() {
+    let all = data(20_000 + 8);
+    let all_wide: Vec<f64> = all.iter().map(|&x| f64::from(x)).collect();
+    let all_narrow: Vec<bf16> = all.iter().map(|&x| bf16::from_f32(x)).collect();
+    for (label, reducer) in reducers() {
+        for cols in COLUMNS {
+            let rows = 20_000 / cols;
+            for offset in [0, 1, 5] {
+                let range = offset..offset + rows * cols;
+                let (values, wide, narrow) = (
+                    &all[range.clone()],
+                    &all_wide[range.clone()],
+                    &all_narrow[range],
+                );
+                let shape = Shape::columns(rows, cols);
+                let at = format!("{label}: {rows} × {cols} at +{offset}");
+                let sums = reducer.reduce_each(Sum, wide, shape).unwrap();
+                let means = reducer.reduce_each(Mean, narrow, shape).unwrap();
+                let minima = reducer.reduce_each(Min, narrow, shape).unwrap();
+                let argmax = reducer.reduce_each(ArgMax, narrow, shape).unwrap();
+                for c in 0..cols {
+                    let sum: f32 = column(values, cols, c).map(|(_, x)| x).sum();
+                    assert_eq!(sums[c], f64::from(sum), "{at}: f64 sum of column {c}");
+                    let mean = f64::from(sum) / rows as f64;
+                    let got = f64::from(means[c].expect("rows"));
+                    assert!(
+                        (got - mean).abs() <= 1e-3 * mean.abs().max(1.0),
+                        "{at}: mean {c}"
+                    );
+                    let min = column(values, cols, c)
+                        .map(|(_, x)| x)
+                        .fold(f32::MAX, f32::min);
+                    assert_eq!(minima[c].map(f32::from), Some(min), "{at}: bf16 min {c}");
+                    assert_eq!(
+                        argmax[c].map(|(row, _)| row),
+                        first_best(values, cols, c, 1.0),
+                        "{at}: bf16 argmax {c}"
+                    );
+                }
+            }
+        }
+    }
+}
