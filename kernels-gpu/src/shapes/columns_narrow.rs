@@ -57,11 +57,8 @@ pub const MAX_NARROW_COLUMNS: usize = WARP_SIZE as usize;
 /// The most lanes a 16-byte vector has (8 of a 16-bit type).
 const MAX_LANES: usize = 8;
 
-/// Partials each thread of the last block loads at once: eight (as v8), sixteen where an
-/// accumulator is at most 8 bytes. The last block adds up `gridDim · cols` partials, up to 132
-/// a thread for 32 columns over a wave of 1056 blocks: each round of loads is an L2 latency.
+/// Partials each thread of the last block loads at once (as v8).
 const PARTIALS_IN_FLIGHT: usize = 8;
-const SMALL_PARTIALS_IN_FLIGHT: usize = 16;
 
 /// Whether this kernel reduces a matrix of `cols` columns: a power of two up to
 /// [`MAX_NARROW_COLUMNS`].
@@ -177,12 +174,19 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
         thread_fence();
         // Shifts, not divisions: `cols` is a power of two (no division check to pull in a panic).
         let (slot, step) = (tid & (cols - 1), BLOCK as usize >> shift);
-        let from = tid >> shift;
-        let acc = if size_of::<R::Acc>() <= 8 {
-            add_partials::<T, R, SMALL_PARTIALS_IN_FLIGHT>(&scratch, from, step, slot, cols, grid)
-        } else {
-            add_partials::<T, R, PARTIALS_IN_FLIGHT>(&scratch, from, step, slot, cols, grid)
-        };
+        let mut acc = R::IDENTITY;
+        let mut from = tid >> shift;
+        while from + (PARTIALS_IN_FLIGHT - 1) * step < grid {
+            let loaded = scratch
+                .partials
+                .load_strided::<PARTIALS_IN_FLIGHT>(from * cols + slot, step * cols);
+            acc = fold(acc, loaded, R::combine);
+            from += PARTIALS_IN_FLIGHT * step;
+        }
+        while from < grid {
+            acc = R::combine(acc, scratch.partials.load(from * cols + slot));
+            from += step;
+        }
         if tid == 0 {
             retired.reset();
         }
@@ -206,30 +210,6 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
         }
         output.store(column, if rows == 0 { R::EMPTY } else { R::finish(total, rows) });
     }
-}
-
-/// Slot `slot` of the partials of blocks `from`, `from + step`, … below `grid`, `K` loads in
-/// flight.
-#[inline(always)]
-fn add_partials<T: Element, R: Reduction<T>, const K: usize>(
-    scratch: &Scratch<R::Acc>,
-    mut from: usize,
-    step: usize,
-    slot: usize,
-    cols: usize,
-    grid: usize,
-) -> R::Acc {
-    let mut acc = R::IDENTITY;
-    while from + (K - 1) * step < grid {
-        let loaded = scratch.partials.load_strided::<K>(from * cols + slot, step * cols);
-        acc = fold(acc, loaded, R::combine);
-        from += K * step;
-    }
-    while from < grid {
-        acc = R::combine(acc, scratch.partials.load(from * cols + slot));
-        from += step;
-    }
-    acc
 }
 
 /// Lanes `cols` apart hold the same column when there are fewer columns than lanes: folds them
