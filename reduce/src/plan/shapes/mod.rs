@@ -335,7 +335,7 @@ pub(crate) fn plan_layout(
             if family == Family::Plain
                 && match forced {
                     Some(kernel) => kernel == ShapeKernel::ColumnsNarrow,
-                    None => narrow_columns(cols, narrow_grid(rows, cols)),
+                    None => narrow_columns(cols, sizes.element, narrow_grid(rows, cols)),
                 } =>
         {
             let grid = narrow_grid(rows, cols);

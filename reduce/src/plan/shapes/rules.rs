@@ -247,24 +247,28 @@ fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
 /// 12.4, 15.0 and 21.5 (PyTorch 10.5, 11.4, 15.1, 22.8); 2^24 × 4 94.6 against 96.7.
 pub const NARROW_COLUMNS: usize = 8;
 
-/// Partials (blocks × columns) up to which the flat read takes 16 and 32 columns too: the
-/// last block's threads add `gridDim · cols / 256` of them, a round of L2 loads per 16. Over
-/// a wave of 1056 blocks the bands won: 2^20 × 16 `f32` 31.6 against 31.9 µs, 2^20 × 32 54.4
-/// against 56.6; on 256 blocks (8192 partials) the flat read: 65536 × 32 `bf16` 9.0 against
-/// 14.4, 131072 × 16 8.5 against 14.4.
+/// Partials (blocks × columns) up to which the flat read takes 16 and 32 columns of 4- and
+/// 8-byte elements too. Over a wave of 1056 blocks (16896 and 33792 partials) the bands won:
+/// 2^20 × 16 `f32` 31.6 against 31.9 µs, 2^20 × 32 54.4 against 56.6 (`call4_narrow.log`,
+/// `call5_narrow.log`); on 256 blocks of 16-bit columns the flat read, by far (65536 × 32
+/// `bf16` 9.0 against 14.4, 131072 × 16 8.5 against 14.4), and over 2^20 × 32 `bf16` too
+/// (31.95 against 42.4: the bands' 16-bit kernel is the slow one), so 2-byte elements take the
+/// flat read at any width up to 32.
 pub const NARROW_PARTIALS: usize = 8192;
 
-/// Whether a matrix of `cols` columns is read flat (`ColumnsNarrow`, on `grid` blocks) rather
-/// than walked down in bands (`Columns`): 1 to [`NARROW_COLUMNS`] columns, or up to 32 where
-/// the partials stay within [`NARROW_PARTIALS`]; a power of two either way.
+/// Whether a matrix of `cols` columns of `element`-byte elements is read flat
+/// (`ColumnsNarrow`, on `grid` blocks) rather than walked down in bands (`Columns`): 1 to
+/// [`NARROW_COLUMNS`] columns, and up to 32 for 16-bit elements or where the partials stay
+/// within [`NARROW_PARTIALS`]; a power of two either way.
 ///
 /// ```
 /// use reduce_rs::plan::shapes::narrow_columns;
-/// assert!(narrow_columns(2, 1056) && narrow_columns(8, 1056));
-/// assert!(narrow_columns(32, 256) && !narrow_columns(32, 1056));
-/// assert!(!narrow_columns(3, 16) && !narrow_columns(64, 1));
+/// assert!(narrow_columns(2, 4, 1056) && narrow_columns(8, 4, 1056));
+/// assert!(narrow_columns(32, 4, 256) && !narrow_columns(32, 4, 1056));
+/// assert!(narrow_columns(32, 2, 1056)); // bf16
+/// assert!(!narrow_columns(3, 4, 16) && !narrow_columns(64, 2, 1));
 /// ```
-pub fn narrow_columns(cols: usize, grid: usize) -> bool {
+pub fn narrow_columns(cols: usize, element: usize, grid: usize) -> bool {
     kernels_gpu::shapes::columns_narrow::is_narrow(cols)
-        && (cols <= NARROW_COLUMNS || grid * cols <= NARROW_PARTIALS)
+        && (cols <= NARROW_COLUMNS || element == 2 || grid * cols <= NARROW_PARTIALS)
 }

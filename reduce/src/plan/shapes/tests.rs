@@ -162,11 +162,13 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
         // One accumulator of shared memory per thread, and the ticket.
         assert_eq!(flat.launch.shared_bytes, 256 * 4 + 4);
     }
-    // 16 and 32 columns while the partials stay within 8192 (256 blocks of 32).
+    // 16 and 32 columns while the partials stay within 8192 (256 blocks of 32) ...
     assert_eq!(plan(65536, 32, bf16).kernel, ShapeKernel::ColumnsNarrow);
     assert_eq!(plan(131072, 16, bf16).kernel, ShapeKernel::ColumnsNarrow);
     assert_eq!(plan(1 << 20, 16, F32).kernel, ShapeKernel::Columns);
     assert_eq!(plan(1 << 20, 32, F32).kernel, ShapeKernel::Columns);
+    // ... but 16-bit elements at any width up to 32.
+    assert_eq!(plan(1 << 20, 32, bf16).kernel, ShapeKernel::ColumnsNarrow);
     // Not a power of two, or wider: the bands.
     assert_eq!(plan(1 << 20, 3, F32).kernel, ShapeKernel::Columns);
     assert_eq!(plan(1 << 16, 64, F32).kernel, ShapeKernel::Columns);
