@@ -36,6 +36,18 @@ fn sums_with_split(
         Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
         _ => SegmentOffsets::None,
     };
+    run(&reducer, shape, plan, offsets, &input)
+}
+
+/// `plan` over `input` laid out as `shape`, run as the library runs it
+/// (`Reducer::job_each`), its `f32` results.
+fn run(
+    reducer: &Reducer,
+    shape: &Shape<'_>,
+    plan: reduce_rs::plan::shapes::ShapePlan,
+    offsets: SegmentOffsets<'_>,
+    input: &[f32],
+) -> Vec<f32> {
     let job = reducer.job_each::<f32, Sum>(shape, plan, offsets, input.len());
     let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
     let out = Sim::new(Schedule::InOrder)
@@ -58,13 +70,7 @@ fn column_sums_by(kernel: ShapeKernel, rows: usize, cols: usize, split: usize) -
     let plan = plan.with_split(split).expect("a free split");
     let job = reducer.job_each::<f32, Sum>(&shape, plan, SegmentOffsets::None, input.len());
     assert_eq!(job.kernel, name);
-    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let out = Sim::new(Schedule::InOrder)
-        .run(&job, &bytes)
-        .expect("the simulator runs the launch");
-    out.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    run(&reducer, &shape, plan, SegmentOffsets::None, &input)
 }
 
 /// Column sums of `rows × cols`, with `split` bands instead of the planner's.

@@ -143,14 +143,7 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
         });
     }
     sync_threads();
-    let mut block_value = R::IDENTITY;
-    if tid < cols {
-        let mut w = 0;
-        while w < BLOCK as usize / WARP_SIZE as usize {
-            block_value = R::combine(block_value, shared.load(w * cols + tid));
-            w += 1;
-        }
-    }
+    let block_value = add_warps::<T, R>(&shared, tid, cols, BLOCK);
 
     let total = if grid == 1 {
         block_value
@@ -265,12 +258,24 @@ fn gather_slots<T: Element, R: Reduction<T>>(
         shared.store(warp * cols + lane, value);
     }
     sync_threads();
+    add_warps::<T, R>(shared, tid, cols, block)
+}
+
+/// In threads below `cols`: the values the block's warps left at `warp · cols + tid`, in warp
+/// order (the identity elsewhere).
+#[inline(always)]
+fn add_warps<T: Element, R: Reduction<T>>(
+    shared: &SharedArray<R::Acc>,
+    tid: usize,
+    cols: usize,
+    block: u32,
+) -> R::Acc {
     let mut total = R::IDENTITY;
     if tid < cols {
-        let mut w = 0;
-        while w < block as usize / WARP_SIZE as usize {
-            total = R::combine(total, shared.load(w * cols + tid));
-            w += 1;
+        let mut warp = 0;
+        while warp < block as usize / WARP_SIZE as usize {
+            total = R::combine(total, shared.load(warp * cols + tid));
+            warp += 1;
         }
     }
     total
