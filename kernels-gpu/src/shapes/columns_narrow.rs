@@ -74,6 +74,8 @@ pub const fn shared_accumulators(block: u32) -> usize {
     block as usize
 }
 
+/// The columns of the row-major `rows × cols` matrix `input` into `output` (see the module
+/// docs for the mapping and the contract).
 pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
     cols: usize,
@@ -127,8 +129,16 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let mut offset = WARP_SIZE as usize / 2;
     while offset >= period {
         T::Vector16::for_lanes(|k| {
-            let (other, _) = warp_shuffle_down(FULL_MASK, values[k], offset as u32, WARP_SIZE);
-            values[k] = R::combine(values[k], other);
+            // Only the slots hold values (the same `k` in every lane: the warp stays together).
+            // Skipping the others paid for accumulators of 8 bytes and more (the f32 column
+            // argmax of 2^20 × 2 16.3 → 14.7 µs, bf16 18.6 → 15.0) but cost 4-byte ones more
+            // in branches than it saved in shuffles (2^20 × 2 bf16 sums 8.5 → 9.0, 2^18 × 8
+            // 8.3 → 9.3): measured in one binary, `docs/runs/2026-11-27/call8_against.log`.
+            if k < slots || size_of::<R::Acc>() <= 4 {
+                let (other, _) =
+                    warp_shuffle_down(FULL_MASK, values[k], offset as u32, WARP_SIZE);
+                values[k] = R::combine(values[k], other);
+            }
         });
         offset /= 2;
     }
@@ -252,8 +262,8 @@ fn gather_slots<T: Element, R: Reduction<T>>(
         offset /= 2;
     }
     let (warp, lane) = (tid / WARP_SIZE as usize, tid % WARP_SIZE as usize);
-    // The block's first phase read its slots from shared memory: wait for every thread.
-    sync_threads();
+    // The block's first phase read its slots from shared memory before the barriers around the
+    // ticket: these stores cannot overtake those loads.
     if lane < cols {
         shared.store(warp * cols + lane, value);
     }
