@@ -176,7 +176,8 @@ impl Reducer {
     /// The launch [`Reducer::reduce_each`] would make for `shape` if it chose `kernel` (a
     /// benchmark times every kernel a shape could use, each as the library would launch it),
     /// and its entry point; `None` where `kernel` cannot reduce `shape` (`Columns` for rows,
-    /// the row kernels for columns, `RowsSplit` for segments).
+    /// the row kernels for columns, `RowsSplit` for segments, `ColumnsNarrow` for columns
+    /// other than 1 to 32 of them, a power of two, and in the reproducible mode).
     ///
     /// ```
     /// use reduce_rs::{Reducer, Shape, ops::Sum, plan::shapes::ShapeKernel};

@@ -1,7 +1,8 @@
 //! Which kernel reduces a [`Shape`] and how it is launched: a warp (or a group of its lanes)
 //! per short row, a block per long row, several blocks per row for few long rows, bands of
-//! rows for columns, by the shape and the GPU's occupancy. The same for the kernels'
-//! reproducible twins ([`Family::Reproducible`]), which give each lane more of a row.
+//! rows for columns, a flat read for a few columns, by the shape and the GPU's occupancy. The
+//! same for the kernels' reproducible twins ([`Family::Reproducible`]), which give each lane
+//! more of a row (the flat read has none: the mode keeps the bands).
 
 use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of};
 use crate::op::OpKind;
@@ -20,9 +21,9 @@ mod tests;
 
 pub use rules::{
     ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD,
-    NARROW_COLUMNS, NARROW_PARTIALS, REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES,
-    RUNS_PER_BAND, SPLIT_MIN_VECTORS, SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES,
-    lane_vectors, lanes_per_row, narrow_columns, warp_per_row,
+    NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS, NARROW_PARTIALS, REPRODUCIBLE_VECTORS_PER_LANE,
+    REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND, SPLIT_MIN_VECTORS, SPLIT_ROW_BYTES,
+    SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors, lanes_per_row, narrow_columns, warp_per_row,
 };
 
 /// One launch of a shape kernel.
@@ -333,6 +334,7 @@ pub(crate) fn plan_layout(
     match layout {
         Layout::Columns { rows, cols }
             if family == Family::Plain
+                && columns_narrow::is_narrow(cols)
                 && match forced {
                     Some(kernel) => kernel == ShapeKernel::ColumnsNarrow,
                     None => narrow_columns(cols, sizes.element, narrow_grid(rows, cols)),

@@ -248,27 +248,34 @@ fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
 pub const NARROW_COLUMNS: usize = 8;
 
 /// Partials (blocks × columns) up to which the flat read takes 16 and 32 columns of 4- and
-/// 8-byte elements too. Over a wave of 1056 blocks (16896 and 33792 partials) the bands won:
-/// 2^20 × 16 `f32` 31.6 against 31.9 µs, 2^20 × 32 54.4 against 56.6 (`call4_narrow.log`,
-/// `call5_narrow.log`); on 256 blocks of 16-bit columns the flat read, by far (65536 × 32
-/// `bf16` 9.0 against 14.4, 131072 × 16 8.5 against 14.4), and over 2^20 × 32 `bf16` too
-/// (31.95 against 42.4: the bands' 16-bit kernel is the slow one), so 2-byte elements take the
-/// flat read at any width up to 32.
+/// 8-byte elements too: the last block's threads add `gridDim · cols / 256` of them. Over a
+/// wave of 792 blocks (`columns_narrow_f32_sum`'s 40 registers leave 6 blocks per SM: 12672 and
+/// 25344 partials) the bands won: 2^20 × 16 `f32` 31.5 against 31.8 µs, 2^20 × 32 54.4 against
+/// 56.5 (`docs/runs/2026-11-27/call6_narrow.log`); over 24 blocks (768 partials) the flat read,
+/// 3001 × 32 `f32` 6.5 against 10.6 (`call6_sweep.log`). 8192, a thread's 32, is in between
+/// and not measured.
 pub const NARROW_PARTIALS: usize = 8192;
+
+/// Bytes of the elements the flat read takes at any width up to 32 columns: the 16-bit floats,
+/// whose band kernel is the slow one (65536 × 32 `bf16` 9.0 against 14.4 µs, 2^20 × 32 32.5
+/// against 42.3: `call4_narrow.log`, `call6_narrow.log`).
+pub const NARROW_ANY_WIDTH_ELEMENT: usize = 2;
 
 /// Whether a matrix of `cols` columns of `element`-byte elements is read flat
 /// (`ColumnsNarrow`, on `grid` blocks) rather than walked down in bands (`Columns`): 1 to
-/// [`NARROW_COLUMNS`] columns, and up to 32 for 16-bit elements or where the partials stay
-/// within [`NARROW_PARTIALS`]; a power of two either way.
+/// [`NARROW_COLUMNS`] columns, and up to 32 for [`NARROW_ANY_WIDTH_ELEMENT`]-byte elements or
+/// where the partials stay within [`NARROW_PARTIALS`]; a power of two either way.
 ///
 /// ```
 /// use reduce_rs::plan::shapes::narrow_columns;
-/// assert!(narrow_columns(2, 4, 1056) && narrow_columns(8, 4, 1056));
-/// assert!(narrow_columns(32, 4, 256) && !narrow_columns(32, 4, 1056));
-/// assert!(narrow_columns(32, 2, 1056)); // bf16
+/// assert!(narrow_columns(2, 4, 792) && narrow_columns(8, 4, 792));
+/// assert!(narrow_columns(32, 4, 256) && !narrow_columns(32, 4, 792));
+/// assert!(narrow_columns(32, 2, 792)); // bf16
 /// assert!(!narrow_columns(3, 4, 16) && !narrow_columns(64, 2, 1));
 /// ```
 pub fn narrow_columns(cols: usize, element: usize, grid: usize) -> bool {
     kernels_gpu::shapes::columns_narrow::is_narrow(cols)
-        && (cols <= NARROW_COLUMNS || element == 2 || grid * cols <= NARROW_PARTIALS)
+        && (cols <= NARROW_COLUMNS
+            || element == NARROW_ANY_WIDTH_ELEMENT
+            || grid * cols <= NARROW_PARTIALS)
 }

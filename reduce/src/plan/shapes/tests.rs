@@ -144,15 +144,15 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
         element: 2,
         accumulator: 4,
     };
-    // The H100's wave of `columns_narrow_f32_sum` (40 registers: 8 blocks of 256 per SM).
-    let wave = |_| 1056;
+    // The H100's wave of `columns_narrow_f32_sum` (40 registers: 6 blocks of 256 per SM).
+    let wave = |_| 792;
     let plan =
         |rows, cols, sizes| plan_shape(&Shape::columns(rows, cols), OpKind::Sum, sizes, wave);
     // Up to 8 columns whatever the size: v8's grid, at least four vectors a thread.
     for (rows, cols, grid) in [
         (1 << 20, 1, 256),
         (1 << 20, 2, 512),
-        (1 << 20, 8, 1056),
+        (1 << 20, 8, 792),
         (4096, 2, 2),
     ] {
         let flat = plan(rows, cols, F32);
@@ -165,6 +165,8 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
     // 16 and 32 columns while the partials stay within 8192 (256 blocks of 32) ...
     assert_eq!(plan(65536, 32, bf16).kernel, ShapeKernel::ColumnsNarrow);
     assert_eq!(plan(131072, 16, bf16).kernel, ShapeKernel::ColumnsNarrow);
+    assert_eq!(plan(32768, 32, F32).kernel, ShapeKernel::ColumnsNarrow); // 256 blocks
+    assert_eq!(plan(65536, 32, F32).kernel, ShapeKernel::Columns); // 512 blocks
     assert_eq!(plan(1 << 20, 16, F32).kernel, ShapeKernel::Columns);
     assert_eq!(plan(1 << 20, 32, F32).kernel, ShapeKernel::Columns);
     // ... but 16-bit elements at any width up to 32.
@@ -181,7 +183,7 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
         wave,
     )
     .unwrap();
-    assert_eq!(forced.launch.grid, 1056);
+    assert_eq!(forced.launch.grid, 792);
     let capped = forced.with_split(64).unwrap();
     assert_eq!((capped.launch.grid, capped.partials), (64, 64 * 32));
     assert!(
