@@ -49,7 +49,7 @@ ours max32768x4096 rows_block_f32_max f32:max:rows:32768x4096
 cub max32768x4096 Segmented --case rows --op max --dtype f32 --shapes 32768x4096
 torch max32768x4096 --case rows --op max --dtype f32 --shapes 32768x4096
 
-ours columns2Mx8 columns_f32_sum f32:sum:columns:1048576x8
+ours columns2Mx8 columns_narrow_f32_sum f32:sum:columns:1048576x8
 readonly_probe columns2Mx8 f32 f32:sum:columns:1048576x8
 torch columns2Mx8 --case columns --op sum --dtype f32 --shapes 1048576x8
 

@@ -121,12 +121,16 @@ pub fn additions(plan: &ShapePlan, len: usize) -> u64 {
             let runs = 2 * kernels_gpu::shapes::columns::LOADS_IN_FLIGHT as u64;
             len.div_ceil(split.max(1)) + runs + tree + split
         }
-        // `split` blocks: a thread adds its share of a column's rows (at most 32 times an even
-        // share of all the elements, where few columns fill a vector), the lanes of its column
-        // (3 halvings), 5 shuffle steps, the block's warps, the blocks' partials, head and tail.
+        // `split` blocks: a thread adds its share of a column's `len` rows (at most 16 times an
+        // even share: 32 columns of 2-lane f64 put a column in every 16th thread; 32 covers
+        // it), its vector's lanes of that column (3 halvings at most), the warp's shuffles and
+        // the block's warps, in the block and again in the last one, the blocks' partials, and
+        // the scalars before the first vector and after the last (7 each at most).
         ShapeKernel::ColumnsNarrow => {
             let widest = kernels_gpu::shapes::columns_narrow::MAX_NARROW_COLUMNS as u64;
-            len.div_ceil(block * split.max(1)) * widest + 3 + 5 + block / 32 + split + 2
+            let warp = u64::from(kernels_gpu::launch::WARP_SIZE);
+            let meet = u64::from(warp.ilog2()) + block / warp;
+            len.div_ceil(block * split.max(1)) * widest + 3 + 2 * meet + split + 14
         }
     }
 }

@@ -110,9 +110,10 @@ fn narrow_matrices_by_either_column_kernel_and_any_grid() {
     // The planner reads 1 to 32 columns (a power of two) flat; the band kernel's narrowest
     // tiles (1 and 2 groups: 2, 4 and 8 f32 columns, 256 and 128 rows a step, their row
     // offsets met in 5 and 4 shuffle steps) are still reached, forced, as `bench --shapes`
-    // times them. The flat kernel with 1 block, with 3 and with more blocks than vectors.
+    // times them. The flat kernel with 1 block, with 3, with more blocks than vectors, and
+    // with 1000, whose last block loads its partials eight at a time (past 7 · 256 / cols).
     for (rows, cols) in [(900, 2), (3001, 4), (900, 8), (2000, 16), (513, 32)] {
-        for split in [1, 3, 40] {
+        for split in [1, 3, 40, 1000] {
             for kernel in [ShapeKernel::Columns, ShapeKernel::ColumnsNarrow] {
                 assert_eq!(
                     column_sums_by(kernel, rows, cols, split),
@@ -121,6 +122,11 @@ fn narrow_matrices_by_either_column_kernel_and_any_grid() {
                 );
             }
         }
+    }
+    // No rows (the library answers those itself, never launching): every column's sum is 0.
+    for split in [1, 3] {
+        let sums = column_sums_by(ShapeKernel::ColumnsNarrow, 0, 4, split);
+        assert_eq!(sums, [0.0; 4], "0 x 4, split {split}");
     }
 }
 

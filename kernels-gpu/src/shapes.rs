@@ -13,9 +13,9 @@
 //! | [`columns_narrow`] | 1 to 32 columns (a power of two) | thread reads the matrix flat, a column per lane |
 //!
 //! The row kernels read their rows from [`crate::params::Segments`]: rows of equal length, or
-//! CSR offsets (segments, possibly empty). Each has a binned twin for the reproducible mode
-//! ([`crate::reproducible::rows`], [`crate::reproducible::columns`]): the same mapping, each
-//! row's result the bits of that row's reproducible sum alone.
+//! CSR offsets (segments, possibly empty). Each but `columns_narrow` has a binned twin for the
+//! reproducible mode ([`crate::reproducible::rows`], [`crate::reproducible::columns`]): the
+//! same mapping, each row's result the bits of that row's reproducible sum alone.
 
 use crate::policy::{ShapeGrid, Shared};
 

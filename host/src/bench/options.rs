@@ -82,7 +82,8 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_shapes, conflicts_with_all = ["versions", "dtypes", "sizes", "block"])]
     pub shapes: Option<ShapesArg>,
     /// With --shapes: also time the chosen kernel (and the reproducible mode's) with each of
-    /// these splits — bands of rows for columns, blocks per row for split rows, lanes per row
+    /// these splits — bands of rows for columns, blocks for narrow columns read flat, blocks
+    /// per row for split rows, lanes per row
     /// (a power of two up to 32) for a warp per row, at most this many blocks for whole arrays
     /// (v8 and the reproducible sum); a block per row has no free split — to measure which the
     /// shape wants (the planner's rules in `reduce/src/plan/`), e.g. 16,32,64,128
