@@ -39,9 +39,11 @@ pub enum Shared {
     /// One accumulator per warp and the `u32` ticket of the single-pass version.
     PerWarpAndTicket,
     /// One accumulator per column of the block's tile (the rows of a narrow matrix that one
-    /// block walks at once meet there; for `columns_narrow`, one per thread) and the `u32`
-    /// ticket of the tile's last block.
+    /// block walks at once meet there) and the `u32` ticket of the tile's last block.
     ColumnTileAndTicket,
+    /// One accumulator per thread (the last block's threads of one column meet there) and the
+    /// `u32` ticket of the last block.
+    PerThreadAndTicket,
 }
 
 /// What a launch leaves in `output`.

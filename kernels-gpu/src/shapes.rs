@@ -43,7 +43,7 @@ declare_shapes! {
     },
     /// A handful of columns read as the flat array they are, a column per lane.
     ColumnsNarrow = columns_narrow: columns_narrow::reduce_columns_narrow {
-        family: columns, block: Fixed(256), shared: Shared::ColumnTileAndTicket, grid: ShapeGrid::FlatVectors,
+        family: columns, block: Fixed(256), shared: Shared::PerThreadAndTicket, grid: ShapeGrid::FlatVectors,
     },
 }
 

@@ -68,7 +68,8 @@ pub const fn is_narrow(cols: usize) -> bool {
 }
 
 /// Accumulators of shared memory a block of `block` threads needs: one per thread (the last
-/// block's threads meet there; the warps' columns, `block / 32 · cols`, take no more).
+/// block's threads meet there; the warps' columns, `block / 32 · cols`, take no more), as
+/// `Shared::PerThreadAndTicket` declares to the host.
 #[inline(always)]
 pub const fn shared_accumulators(block: u32) -> usize {
     block as usize

@@ -1,7 +1,7 @@
 //! What every plan is made of: the grid of one launch, one pass, the sizes a launch depends on,
 //! and what a block's shared memory and the device's resident blocks come to.
 
-use kernels_gpu::launch::{RESIDENT_THREADS_PER_SM, WARP_SIZE};
+use kernels_gpu::launch::{RESIDENT_THREADS_PER_SM, WARP_SIZE, elements_per_vector};
 use kernels_gpu::policy::Shared;
 
 /// The grid of one launch: blocks, threads per block and shared memory per block (CUDA's
@@ -65,7 +65,29 @@ pub fn shared_bytes_of(
         Shared::PerWarp => (block / WARP_SIZE) as usize * sizes.accumulator,
         Shared::PerWarpAndTicket => with_ticket((block / WARP_SIZE) as usize * sizes.accumulator),
         Shared::ColumnTileAndTicket => with_ticket(tile_accumulators.max(1) * sizes.accumulator),
+        Shared::PerThreadAndTicket => with_ticket(block as usize * sizes.accumulator),
     }
+}
+
+/// Blocks of `block` threads that read `len` elements of `element` bytes as 16-byte vectors,
+/// at least `vectors_per_thread` each, and at most `resident` (one wave): v8's grid, and the
+/// flat read of narrow columns.
+///
+/// ```
+/// use reduce_rs::plan::vector_grid;
+/// assert_eq!(vector_grid(1 << 20, 4, 4, 256, 528), 256); // 2^18 vectors, 4 a thread
+/// assert_eq!(vector_grid(1 << 28, 4, 4, 256, 528), 528);
+/// assert_eq!(vector_grid(0, 4, 4, 256, 528), 1);
+/// ```
+pub fn vector_grid(
+    len: usize,
+    element: usize,
+    vectors_per_thread: u64,
+    block: u32,
+    resident: u64,
+) -> u64 {
+    let per_block = vectors_per_thread * elements_per_vector(element) as u64 * u64::from(block);
+    (len as u64).div_ceil(per_block).clamp(1, resident.max(1))
 }
 
 /// Blocks of `block` threads a device of `multiprocessors` SMs runs at once when nothing but

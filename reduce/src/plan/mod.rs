@@ -15,7 +15,9 @@ pub mod shapes;
 pub mod whole;
 
 pub use job::{Job, SegmentOffsets, Work};
-pub use launch::{LaunchGrid, MAX_GRID, Pass, Sizes, resident_blocks, shared_bytes_of};
+pub use launch::{
+    LaunchGrid, MAX_GRID, Pass, Sizes, resident_blocks, shared_bytes_of, vector_grid,
+};
 pub use whole::{
     additions_per_element, block_in_name, check_block, entry_name, launch_grid, passes,
     runnable_block, shared_bytes, whole,

@@ -2,7 +2,7 @@
 //! over the values the pass before wrote, until one is left), their shared memory and grids.
 
 use super::job::{Job, Work};
-use super::launch::{LaunchGrid, MAX_GRID, Pass, Sizes, shared_bytes_of};
+use super::launch::{LaunchGrid, MAX_GRID, Pass, Sizes, shared_bytes_of, vector_grid};
 use crate::error::Error;
 use crate::version::Version;
 use kernels_gpu::launch::{BLOCK_SIZES, elements_per_vector};
@@ -120,8 +120,13 @@ pub fn launch_grid(
             if blocks_for(u64::from(single_block_vectors_per_thread) * per_vector) == 1 {
                 1
             } else {
-                blocks_for(u64::from(min_vectors_per_thread) * per_vector)
-                    .min(resident_blocks.max(1))
+                vector_grid(
+                    len,
+                    sizes.element,
+                    u64::from(min_vectors_per_thread),
+                    block,
+                    resident_blocks,
+                )
             }
         }
     };

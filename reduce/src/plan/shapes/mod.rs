@@ -4,11 +4,10 @@
 //! same for the kernels' reproducible twins ([`Family::Reproducible`]), which give each lane
 //! more of a row (the flat read has none: the mode keeps the bands).
 
-use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of};
+use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of, vector_grid};
 use crate::op::OpKind;
 use crate::shape::Shape;
-use kernels_gpu::launch::VECTORS_IN_FLIGHT;
-use kernels_gpu::launch::{WARP_SIZE, elements_per_vector};
+use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
 use kernels_gpu::shapes::{columns, columns_narrow};
 
 /// The kernels that reduce shapes, as `kernels_gpu::shapes` declares them (block, shared
@@ -51,8 +50,7 @@ impl ShapePlan {
     /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`),
     /// blocks (`ColumnsNarrow`) or lanes per row (`RowsWarp`, a power of two up to 32, on the
     /// same grid: the warps loop over the rows) instead of the planner's, for a benchmark that
-    /// measures which
-    /// split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
+    /// measures which split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
     /// (or no power of two for `RowsWarp`), for no rows or columns (`RowsWarp` excepted: its
     /// one block then finds no row, whatever its lanes), and where the grid would pass the
     /// launch limit. A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`)
@@ -287,9 +285,6 @@ pub(crate) fn plan_layout(
         // The reproducible twins hold in shared memory what their plain kernels do (a value
         // per warp, and the ticket), as states; but for columns, half a state per thread.
         let tile_accumulators = match (layout, family) {
-            (Layout::Columns { .. }, Family::Plain) if kernel == ShapeKernel::ColumnsNarrow => {
-                columns_narrow::shared_accumulators(block)
-            }
             (Layout::Columns { cols, .. }, Family::Plain) => {
                 columns::shared_accumulators(cols, sizes.element, block)
             }
@@ -322,34 +317,30 @@ pub(crate) fn plan_layout(
         let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
         plan(kernel, grid, lanes, 0, 0)
     };
-    // `ColumnsNarrow`: v8's grid over the whole matrix, at least `VECTORS_IN_FLIGHT` vectors a
-    // thread, at most one wave; a partial of every column per block, one ticket.
-    let narrow_grid = |rows: usize, cols: usize| {
-        let kernel = ShapeKernel::ColumnsNarrow;
-        let vectors = (rows * cols).div_ceil(elements_per_vector(sizes.element));
-        vectors
-            .div_ceil(VECTORS_IN_FLIGHT * block(kernel) as usize)
-            .clamp(1, resident(kernel).max(1) as usize)
-    };
     match layout {
-        Layout::Columns { rows, cols }
-            if family == Family::Plain
-                && columns_narrow::is_narrow(cols)
-                && match forced {
-                    Some(kernel) => kernel == ShapeKernel::ColumnsNarrow,
-                    None => narrow_columns(cols, sizes.element, narrow_grid(rows, cols)),
-                } =>
-        {
-            let grid = narrow_grid(rows, cols);
-            plan(
-                ShapeKernel::ColumnsNarrow,
-                grid as u64,
-                grid,
-                grid * cols,
-                1,
-            )
-        }
         Layout::Columns { rows, cols } => {
+            // `ColumnsNarrow`: v8's grid over the whole matrix, at least `VECTORS_IN_FLIGHT`
+            // vectors a thread, at most one wave; a partial of every column per block, one
+            // ticket. Its grid is found once, and only for the column counts it can take.
+            let narrow = ShapeKernel::ColumnsNarrow;
+            let narrow_grid = (family == Family::Plain && columns_narrow::is_narrow(cols))
+                .then(|| {
+                    let grid = vector_grid(
+                        rows * cols,
+                        sizes.element,
+                        VECTORS_IN_FLIGHT as u64,
+                        block(narrow),
+                        resident(narrow),
+                    );
+                    grid as usize
+                })
+                .filter(|&grid| match forced {
+                    Some(kernel) => kernel == narrow,
+                    None => narrow_columns(cols, sizes.element, grid),
+                });
+            if let Some(grid) = narrow_grid {
+                return plan(narrow, grid as u64, grid, grid * cols, 1);
+            }
             let kernel = ShapeKernel::Columns;
             let block = block(kernel);
             let groups = columns::groups_per_tile(cols, sizes.element, block);
