@@ -73,8 +73,12 @@ fn column_sums_by(kernel: ShapeKernel, rows: usize, cols: usize, split: usize) -
     run(&reducer, &shape, plan, SegmentOffsets::None, &input)
 }
 
-/// Column sums of `rows × cols`, with `split` bands instead of the planner's.
+/// Column sums of `rows × cols` by the band kernel (in the plain mode, where the planner may
+/// read narrow matrices flat: forced), with `split` bands instead of the planner's.
 fn column_sums(rows: usize, cols: usize, split: usize, reproducible_mode: bool) -> Vec<f32> {
+    if !reproducible_mode {
+        return column_sums_by(ShapeKernel::Columns, rows, cols, split);
+    }
     sums_with_split(
         &Shape::columns(rows, cols),
         rows * cols,
@@ -107,11 +111,11 @@ fn bands_beyond_the_whole_runs_hold_no_rows_and_lose_none() {
 
 #[test]
 fn narrow_matrices_by_either_column_kernel_and_any_grid() {
-    // The planner reads 1 to 32 columns (a power of two) flat; the band kernel's narrowest
-    // tiles (1 and 2 groups: 2, 4 and 8 f32 columns, 256 and 128 rows a step, their row
-    // offsets met in 5 and 4 shuffle steps) are still reached, forced, as `bench --shapes`
-    // times them. The flat kernel with 1 block, with 3, with more blocks than vectors, and
-    // with 1000, whose last block loads its partials eight at a time (past 7 · 256 / cols).
+    // The planner reads 1 to 32 columns flat; the band kernel's narrowest tiles (1 and 2
+    // groups: 2, 4 and 8 f32 columns, 256 and 128 rows a step, their row offsets met in 5 and
+    // 4 shuffle steps) are still reached, forced, as `bench --shapes` times them. The flat
+    // kernel with 1 block, with 3, with more blocks than vectors, and with 1000, whose last
+    // block loads its partials eight at a time (past 7 · 256 / cols).
     for (rows, cols) in [(900, 2), (3001, 4), (900, 8), (2000, 16), (513, 32)] {
         for split in [1, 3, 40, 1000] {
             for kernel in [ShapeKernel::Columns, ShapeKernel::ColumnsNarrow] {
@@ -122,6 +126,30 @@ fn narrow_matrices_by_either_column_kernel_and_any_grid() {
                 );
             }
         }
+    }
+    // Counts that are no power of two take grids that are multiples of their odd part (3, 5,
+    // 7): 999 and 1005 blocks load partials eight at a time (past 7 · ⌊256 / cols⌋ blocks),
+    // and threads past the last whole group of `cols` in the last block take none.
+    for (rows, cols, splits) in [
+        (900, 3, [3, 999]),
+        (3001, 12, [6, 999]),
+        (700, 24, [3, 999]),
+        (513, 5, [5, 1005]),
+        (999, 7, [7, 1001]),
+    ] {
+        for split in splits {
+            assert_eq!(
+                column_sums_by(ShapeKernel::ColumnsNarrow, rows, cols, split),
+                expected(rows, cols),
+                "{rows} x {cols} flat, split {split}"
+            );
+        }
+        let odd = kernels_gpu::shapes::columns_narrow::grid_multiple(cols);
+        let shape = Shape::columns(rows, cols);
+        let (plan, _) = Reducer::simulator()
+            .plan_each_with::<f32, Sum>(&shape, ShapeKernel::ColumnsNarrow)
+            .expect("the flat read takes them");
+        assert!(plan.with_split(odd + 1).is_none(), "{cols} columns");
     }
     // No rows (the library answers those itself, never launching): every column's sum is 0.
     for split in [1, 3] {

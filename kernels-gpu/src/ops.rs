@@ -95,6 +95,14 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     ) -> Self::Running {
         running
     }
+    /// `acc` with its index `i` replaced by `index(i)`: a kernel that lifts elements with
+    /// a cheaper stand-in for their index (the narrow column kernel: a lane's step number)
+    /// turns it into the true one. Only the arg operators hold an index (an empty one stays
+    /// empty); the others return `acc`.
+    #[inline(always)]
+    fn map_index(acc: Self::Acc, _index: impl Fn(usize) -> usize) -> Self::Acc {
+        acc
+    }
     /// The result over `count` elements whose accumulator is `acc`.
     fn finish(acc: Self::Acc, count: usize) -> Self::Out;
     /// What the row and segment kernels write for an empty row: `0` for sums, NaN for means,
@@ -521,6 +529,16 @@ macro_rules! arg_op {
                 Arg {
                     index: (first + k * stride + lane) as u64,
                     value: running.value,
+                }
+            }
+            #[inline(always)]
+            fn map_index(acc: Arg<T>, index: impl Fn(usize) -> usize) -> Arg<T> {
+                if acc.index == NO_INDEX {
+                    return acc;
+                }
+                Arg {
+                    index: index(acc.index as usize) as u64,
+                    value: acc.value,
                 }
             }
             #[inline(always)]

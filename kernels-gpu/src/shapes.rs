@@ -10,7 +10,7 @@
 //! | [`rows_block`] | long rows, many of them; few rows up to 64 KiB | block reduces one row |
 //! | [`rows_split`] | long rows, few of them | row is cut over several blocks |
 //! | [`columns`] | columns of a row-major matrix | thread walks down one column |
-//! | [`columns_narrow`] | 1 to 32 columns (a power of two) | thread reads the matrix flat, a column per lane |
+//! | [`columns_narrow`] | 1 to 32 columns (powers of two, 3, 6, 12, 24, …) | thread reads the matrix flat, a column per lane |
 //!
 //! The row kernels read their rows from [`crate::params::Segments`]: rows of equal length, or
 //! CSR offsets (segments, possibly empty). Each but `columns_narrow` has a binned twin for the

@@ -1,15 +1,22 @@
-//! Narrow columns (1 to 32 of them, a power of two), which the planner reads flat with
-//! `columns_narrow`, on the simulator against a loop over the rows: slices that start at every
-//! element of a vector (scalars before the first whole vector, each in its column), tails,
-//! one block and several, every lane count (f64: 2, f32: 4, bf16: 8), ties for the arg
-//! operators (the first row wins).
+//! Narrow columns (1 to 32 of them: powers of two and the counts whose warp values fit, such
+//! as 3, 6, 12 and 24), which the planner reads flat with `columns_narrow`, on the simulator
+//! against a loop over the rows: slices that start at every element of a vector (scalars
+//! before the first whole vector, each in its column), tails, one block and several, every
+//! lane count (f64: 2, f32: 4, bf16: 8), ties for the arg operators (the first row wins).
+//! Column counts the flat read does not take for a type (5 of bf16, 9 of f32) go in bands,
+//! checked the same way.
 
 use half::bf16;
 use reduce_rs::ops::{ArgMax, ArgMin, Max, Mean, Min, Sum};
 use reduce_rs::plan::shapes::ShapeKernel;
 use reduce_rs::{Reducer, Shape};
 
-const COLUMNS: [usize; 6] = [1, 2, 4, 8, 16, 32];
+/// Powers of two, counts the flat read takes for every type (3, 6, 12, 24), for 4- and 8-byte
+/// elements (5, 7, 20), for 8-byte ones (9), and for none (31).
+const COLUMNS: [usize; 15] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 20, 24, 31, 32];
+
+/// The counts of `COLUMNS` that `f32` matrices are read flat with.
+const F32_FLAT: [usize; 13] = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32];
 
 /// Small integers: every sum exact in any order, and many ties.
 fn data(len: usize) -> Vec<f32> {
@@ -40,15 +47,25 @@ fn reducers() -> [(&'static str, Reducer); 2] {
 #[test]
 fn narrow_columns_are_read_flat() {
     let reducer = Reducer::simulator();
-    for cols in COLUMNS {
+    for cols in F32_FLAT {
         let (plan, name) = reducer.plan_each::<f32, Sum>(&Shape::columns(1000, cols));
         assert_eq!(plan.kernel, ShapeKernel::ColumnsNarrow, "{cols} columns");
         assert_eq!(name, "columns_narrow_f32_sum");
     }
-    for cols in [3, 7, 64] {
+    for cols in [9, 31, 33, 64] {
         let (plan, _) = reducer.plan_each::<f32, Sum>(&Shape::columns(1000, cols));
         assert_eq!(plan.kernel, ShapeKernel::Columns, "{cols} columns");
     }
+    // Counts that are no power of two: f64's two lanes take 9 columns, bf16's eight not 5.
+    let (plan, _) = reducer.plan_each::<f64, Sum>(&Shape::columns(1000, 9));
+    assert_eq!(plan.kernel, ShapeKernel::ColumnsNarrow);
+    let (plan, _) = reducer.plan_each::<bf16, Sum>(&Shape::columns(1000, 5));
+    assert_eq!(plan.kernel, ShapeKernel::Columns);
+    // Their grid is a multiple of the count's odd part: 12 columns, 3.
+    let (plan, _) = reducer.plan_each::<f32, Sum>(&Shape::columns(100_000, 12));
+    assert_eq!(plan.kernel, ShapeKernel::ColumnsNarrow);
+    assert_eq!(plan.launch.grid % 3, 0, "{plan:?}");
+    assert!(plan.with_split(4).is_none() && plan.with_split(6).is_some());
     // No reproducible twin: the reproducible mode keeps its column kernel.
     let reproducible = Reducer::simulator().with_reproducible(true);
     let (plan, _) = reproducible.plan_each::<f32, Sum>(&Shape::columns(1000, 2));

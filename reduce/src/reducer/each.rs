@@ -197,7 +197,7 @@ impl Reducer {
         kernel: ShapeKernel,
     ) -> Option<(ShapePlan, String)> {
         let (family, _) = self.family::<T, O>();
-        crate::plan::shapes::fits(kernel, shape, family).then(|| {
+        crate::plan::shapes::fits(kernel, shape, family, size_of::<T>()).then(|| {
             let (plan, name) = self.layout_plan::<T, O>(Layout::of(shape), Some(kernel));
             (plan, name)
         })

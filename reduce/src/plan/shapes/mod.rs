@@ -51,7 +51,8 @@ impl ShapePlan {
     /// blocks (`ColumnsNarrow`) or lanes per row (`RowsWarp`, a power of two up to 32, on the
     /// same grid: the warps loop over the rows) instead of the planner's, for a benchmark that
     /// measures which split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
-    /// (or no power of two for `RowsWarp`), for no rows or columns (`RowsWarp` excepted: its
+    /// (or no power of two for `RowsWarp`, or no multiple of the odd part of the column count
+    /// for `ColumnsNarrow`), for no rows or columns (`RowsWarp` excepted: its
     /// one block then finds no row, whatever its lanes), and where the grid would pass the
     /// launch limit. A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`)
     /// or rows (`RowsSplit`), which is how the new count is found.
@@ -87,6 +88,13 @@ impl ShapePlan {
         );
         let grid = self.counters.checked_mul(split)?;
         if !free || split == 0 || grid == 0 || grid as u64 > MAX_GRID {
+            return None;
+        }
+        // The flat read's grid: a multiple of its columns' odd part.
+        let cols = self.partials / self.split.max(1);
+        if self.kernel == ShapeKernel::ColumnsNarrow
+            && !split.is_multiple_of(columns_narrow::grid_multiple(cols))
+        {
             return None;
         }
         // Partials: one row of columns per band (`Columns`) or block (`ColumnsNarrow`), one per
@@ -177,7 +185,7 @@ fn plan_fitting(
     resident: impl Fn(ShapeKernel) -> u64,
     forced: Option<ShapeKernel>,
 ) -> Option<ShapePlan> {
-    if forced.is_some_and(|kernel| !fits(kernel, shape, family)) {
+    if forced.is_some_and(|kernel| !fits(kernel, shape, family, sizes.element)) {
         return None;
     }
     Some(plan_layout(
@@ -191,13 +199,14 @@ fn plan_fitting(
     ))
 }
 
-/// Whether `kernel` of `family` can reduce `shape`: the row kernels take rows and segments
-/// (`RowsSplit` only rows of equal length), `Columns` takes columns, `ColumnsNarrow` (which
-/// has no reproducible twin) 1 to 32 columns, a power of two.
-pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>, family: Family) -> bool {
+/// Whether `kernel` of `family` can reduce `shape` of `element`-byte elements: the row kernels
+/// take rows and segments (`RowsSplit` only rows of equal length), `Columns` takes columns,
+/// `ColumnsNarrow` (which has no reproducible twin) 1 to 32 columns
+/// ([`columns_narrow::is_narrow`]).
+pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>, family: Family, element: usize) -> bool {
     match (kernel, shape) {
         (ShapeKernel::ColumnsNarrow, &Shape::Columns { cols, .. }) => {
-            family == Family::Plain && columns_narrow::is_narrow(cols)
+            family == Family::Plain && columns_narrow::is_narrow(cols, element)
         }
         _ => matches!(
             (kernel, shape),
@@ -213,7 +222,8 @@ pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>, family: Family) -> bo
 
 /// The launch of `kernel` for `shape`, if that kernel can reduce it (the benchmark times every
 /// kernel a shape could use): the row kernels take rows and segments (`RowsSplit` only rows of
-/// equal length), `Columns` takes columns, `ColumnsNarrow` 1 to 32 of them (a power of two).
+/// equal length), `Columns` takes columns, `ColumnsNarrow` 1 to 32 of them
+/// ([`columns_narrow::is_narrow`]).
 ///
 /// ```
 /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_for}};
@@ -319,25 +329,37 @@ pub(crate) fn plan_layout(
     };
     match layout {
         Layout::Columns { rows, cols } => {
-            // `ColumnsNarrow`: v8's grid over the whole matrix, at least `VECTORS_IN_FLIGHT`
-            // vectors a thread, at most one wave; a partial of every column per block, one
-            // ticket. Its grid is found once, and only for the column counts it can take.
+            // `ColumnsNarrow`: the fewest batches of `VECTORS_IN_FLIGHT` vectors a thread that
+            // one wave covers, and as many blocks as give each thread that many (not a batch
+            // and a few vectors more, which take a load latency each); a multiple of
+            // `grid_multiple` (rounded up, unless that passes the wave: a grid capped below it
+            // keeps the bands); a partial of every column per block, one ticket. Its grid is
+            // found once, and only for the column counts it can take.
             let narrow = ShapeKernel::ColumnsNarrow;
-            let narrow_grid = (family == Family::Plain && columns_narrow::is_narrow(cols))
-                .then(|| {
-                    let grid = vector_grid(
-                        rows * cols,
-                        sizes.element,
-                        VECTORS_IN_FLIGHT as u64,
-                        block(narrow),
-                        resident(narrow),
-                    );
-                    grid as usize
+            let narrow_grid = (family == Family::Plain
+                && columns_narrow::is_narrow(cols, sizes.element))
+            .then(|| {
+                let (block, wave) = (block(narrow), resident(narrow).max(1));
+                let batch = VECTORS_IN_FLIGHT as u64;
+                let batches =
+                    vector_grid(rows * cols, sizes.element, batch, block, u64::MAX).div_ceil(wave);
+                let grid = vector_grid(rows * cols, sizes.element, batch * batches, block, wave);
+                let multiple = columns_narrow::grid_multiple(cols) as u64;
+                let up = grid.next_multiple_of(multiple);
+                (if up <= wave {
+                    up
+                } else {
+                    grid - grid % multiple
                 })
-                .filter(|&grid| match forced {
-                    Some(kernel) => kernel == narrow,
-                    None => narrow_columns(cols, sizes.element, grid),
-                });
+                .max(multiple) as usize
+            })
+            .filter(|&grid| match forced {
+                Some(kernel) => kernel == narrow,
+                None => {
+                    grid <= resident(narrow).max(1) as usize
+                        && narrow_columns(cols, sizes.element, grid)
+                }
+            });
             if let Some(grid) = narrow_grid {
                 return plan(narrow, grid as u64, grid, grid * cols, 1);
             }

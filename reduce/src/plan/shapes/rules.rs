@@ -241,11 +241,14 @@ fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
         .min(WARP_SIZE as usize)
 }
 
-/// Columns the flat read (`ColumnsNarrow`) takes on any grid: up to 32 bytes of `f32` a row.
+/// Columns the flat read (`ColumnsNarrow`) takes on any grid: up to 48 bytes of `f32` a row.
 /// Measured on the H100 (`docs/runs/2026-11-27/call4_narrow.log`, µs, flat against bands and
 /// PyTorch): 2^20 rows × 1, 2, 4 and 8 `f32` columns 7.9, 9.7, 14.1 and 19.3 against 10.7,
-/// 12.4, 15.0 and 21.5 (PyTorch 10.5, 11.4, 15.1, 22.8); 2^24 × 4 94.6 against 96.7.
-pub const NARROW_COLUMNS: usize = 8;
+/// 12.4, 15.0 and 21.5 (PyTorch 10.5, 11.4, 15.1, 22.8); 2^24 × 4 94.6 against 96.7. Counts
+/// that are no power of two (`docs/runs/2026-11-27/call12_this_r2.log`): 2^20 × 3, 5, 6 and 7
+/// 13.3, 16.6, 17.8 and 19.2 against 14.1, 19.6, 21.9 and 25.5; 2^18 × 12 14.6 against 16.4,
+/// 393216 × 12 16.0 against 18.3 (2^20 × 12 even: 26.9 and 27.0, call 11).
+pub const NARROW_COLUMNS: usize = 12;
 
 /// Partials (blocks × columns) up to which the flat read takes 16 and 32 columns of 4- and
 /// 8-byte elements too: the last block's threads add `gridDim · cols / 256` of them. Over a
@@ -264,17 +267,19 @@ pub const NARROW_ANY_WIDTH_ELEMENT: usize = 2;
 /// Whether a matrix of `cols` columns of `element`-byte elements is read flat
 /// (`ColumnsNarrow`, on `grid` blocks) rather than walked down in bands (`Columns`): 1 to
 /// [`NARROW_COLUMNS`] columns, and up to 32 for [`NARROW_ANY_WIDTH_ELEMENT`]-byte elements or
-/// where the partials stay within [`NARROW_PARTIALS`]; a power of two either way.
+/// where the partials stay within [`NARROW_PARTIALS`]; counts the kernel takes either way
+/// ([`kernels_gpu::shapes::columns_narrow::is_narrow`]: powers of two, 3, 6, 12, 24, …).
 ///
 /// ```
 /// use reduce_rs::plan::shapes::narrow_columns;
 /// assert!(narrow_columns(2, 4, 792) && narrow_columns(8, 4, 792));
 /// assert!(narrow_columns(32, 4, 256) && !narrow_columns(32, 4, 792));
 /// assert!(narrow_columns(32, 2, 792)); // bf16
-/// assert!(!narrow_columns(3, 4, 16) && !narrow_columns(64, 2, 1));
+/// assert!(narrow_columns(3, 4, 792) && narrow_columns(12, 4, 768));
+/// assert!(!narrow_columns(9, 4, 16) && !narrow_columns(64, 2, 1));
 /// ```
 pub fn narrow_columns(cols: usize, element: usize, grid: usize) -> bool {
-    kernels_gpu::shapes::columns_narrow::is_narrow(cols)
+    kernels_gpu::shapes::columns_narrow::is_narrow(cols, element)
         && (cols <= NARROW_COLUMNS
             || element == NARROW_ANY_WIDTH_ELEMENT
             || grid * cols <= NARROW_PARTIALS)

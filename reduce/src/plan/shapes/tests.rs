@@ -148,12 +148,17 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
     let wave = |_| 792;
     let plan =
         |rows, cols, sizes| plan_shape(&Shape::columns(rows, cols), OpKind::Sum, sizes, wave);
-    // Up to 8 columns whatever the size: v8's grid, at least four vectors a thread.
+    // Up to 12 columns whatever the size: whole batches of four vectors a thread, the fewest
+    // that one wave covers (2^20 × 8: 2^21 vectors, three batches, 683 blocks), on a grid
+    // that is a multiple of the count's odd part (2^20 × 3: 768 blocks, one batch).
     for (rows, cols, grid) in [
         (1 << 20, 1, 256),
         (1 << 20, 2, 512),
-        (1 << 20, 8, 792),
+        (1 << 20, 8, 683),
         (4096, 2, 2),
+        (1 << 20, 3, 768),
+        (1 << 18, 12, 768),
+        (1000, 3, 3),
     ] {
         let flat = plan(rows, cols, F32);
         assert_eq!(flat.kernel, ShapeKernel::ColumnsNarrow, "{rows} x {cols}");
@@ -171,8 +176,10 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
     assert_eq!(plan(1 << 20, 32, F32).kernel, ShapeKernel::Columns);
     // ... but 16-bit elements at any width up to 32.
     assert_eq!(plan(1 << 20, 32, bf16).kernel, ShapeKernel::ColumnsNarrow);
-    // Not a power of two, or wider: the bands.
-    assert_eq!(plan(1 << 20, 3, F32).kernel, ShapeKernel::Columns);
+    // More than 12 columns of 4 bytes, partials past 8192 (2^20 × 24: 768 blocks), counts
+    // whose warp values do not fit (9 `f32` columns), or wider: the bands.
+    assert_eq!(plan(1 << 20, 24, F32).kernel, ShapeKernel::Columns);
+    assert_eq!(plan(1 << 20, 9, F32).kernel, ShapeKernel::Columns);
     assert_eq!(plan(1 << 16, 64, F32).kernel, ShapeKernel::Columns);
     // Forced, the flat read takes what it can reduce; the split is its grid.
     let forced = plan_for(
@@ -183,13 +190,13 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
         wave,
     )
     .unwrap();
-    assert_eq!(forced.launch.grid, 792);
+    assert_eq!(forced.launch.grid, 745); // 2^23 vectors: 11 batches a thread
     let capped = forced.with_split(64).unwrap();
     assert_eq!((capped.launch.grid, capped.partials), (64, 64 * 32));
     assert!(
         plan_for(
             ShapeKernel::ColumnsNarrow,
-            &Shape::columns(100, 3),
+            &Shape::columns(100, 9),
             OpKind::Sum,
             F32,
             wave
