@@ -487,8 +487,11 @@ fn gather_columns<T: Element, R: Reduction<T>>(
 
 /// In threads below `cols`: the values at positions `tid, tid + cols, …` of `shared`, each of
 /// the block's `block / 32` warps having left `per_warp` of them (a multiple of `cols`), in
-/// order (the identity elsewhere). The loop over the warps has a constant count, so it is
-/// unrolled and its loads issued together.
+/// order (the identity elsewhere). Where each warp left one value of each column (every
+/// power of two, and counts that the lanes divide), one loop of constant count, unrolled, its
+/// loads issued together: a loop within it cost the powers of two about 1 µs a launch on the
+/// H100 (`docs/runs/2026-11-27/call14_*`: 2^20 × 2 `f32` 10.88 → 10.51 µs, 2^18 × 8 `bf16`
+/// 9.42 → 8.90).
 #[inline(always)]
 fn add_positions<T: Element, R: Reduction<T>>(
     shared: &SharedArray<R::Acc>,
@@ -498,15 +501,21 @@ fn add_positions<T: Element, R: Reduction<T>>(
     block: u32,
 ) -> R::Acc {
     let mut total = R::IDENTITY;
-    if tid < cols {
+    if tid >= cols {
+        return total;
+    }
+    let warps = block as usize / WARP_SIZE as usize;
+    if per_warp == cols {
         let mut warp = 0;
-        while warp < block as usize / WARP_SIZE as usize {
-            let mut position = warp * per_warp + tid;
-            while position < (warp + 1) * per_warp {
-                total = R::combine(total, shared.load(position));
-                position += cols;
-            }
+        while warp < warps {
+            total = R::combine(total, shared.load(warp * cols + tid));
             warp += 1;
+        }
+    } else {
+        let mut position = tid;
+        while position < warps * per_warp {
+            total = R::combine(total, shared.load(position));
+            position += cols;
         }
     }
     total
