@@ -112,15 +112,15 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: 64,
             },
         ),
-        // A power of two of columns up to 32 is read flat (`columns_narrow`, 2 and 8 here);
-        // 3 and 6 take the band kernel's narrowest tiles: 1 and 2 groups of columns, a block
-        // 256 and 128 rows at a time, whose row offsets meet in 5 and 4 shuffle steps.
+        // Narrow matrices are read flat (`columns_narrow`: 2, 8, 3 and 6 columns here, and the
+        // 24 below): the band kernel's narrowest tiles (1 and 2 groups of columns, a block 256
+        // and 128 rows at a time) are reached forced, in `bands.rs` (f32 sums only: open).
         ("columns_900x2", ShapeSpec::Columns { rows: 900, cols: 2 }),
         ("columns_900x8", ShapeSpec::Columns { rows: 900, cols: 8 }),
         ("columns_900x3", ShapeSpec::Columns { rows: 900, cols: 3 }),
         ("columns_900x6", ShapeSpec::Columns { rows: 900, cols: 6 }),
-        // Narrow: a block walks many rows at once (64 for 24 f32, in 2 tiles of 4 groups), in
-        // several bands.
+        // 24 columns: read flat where the partials stay within 8192 (30 blocks here); in bands
+        // a block walks 64 rows at once, in 2 tiles of 4 groups.
         (
             "columns_5000x24",
             ShapeSpec::Columns {

@@ -241,7 +241,8 @@ fn lanes_for(row_bytes: usize, vectors_per_lane: usize) -> usize {
         .min(WARP_SIZE as usize)
 }
 
-/// Columns the flat read (`ColumnsNarrow`) takes on any grid: up to 48 bytes of `f32` a row.
+/// Columns the flat read (`ColumnsNarrow`) takes on any grid, of the counts it takes at all
+/// (`is_narrow`: for `f32` 1 to 8, 10 and 12; 9 and 11 go in bands).
 /// Measured on the H100 (`docs/runs/2026-11-27/call4_narrow.log`, µs, flat against bands and
 /// PyTorch): 2^20 rows × 1, 2, 4 and 8 `f32` columns 7.9, 9.7, 14.1 and 19.3 against 10.7,
 /// 12.4, 15.0 and 21.5 (PyTorch 10.5, 11.4, 15.1, 22.8); 2^24 × 4 94.6 against 96.7. Counts
