@@ -30,3 +30,14 @@ pub const VECTORS_IN_FLIGHT: usize = 8;
 pub const fn elements_per_vector(size: usize) -> usize {
     16 / size
 }
+
+/// Bytes of the smallest element type (`f16`, `bf16`): there is no 1-byte type.
+pub const SMALLEST_ELEMENT: usize = 2;
+
+/// The most lanes a 16-byte vector has (8 of a 16-bit type): the size of the arrays of a
+/// thread's per-lane values in the column kernels, of which the first `lanes` are used (the
+/// rest are never touched, and vanish).
+pub const MAX_LANES: usize = elements_per_vector(SMALLEST_ELEMENT);
+
+/// Partials each thread of a last block (v8's, the narrow column kernel's) loads at once.
+pub const PARTIALS_IN_FLIGHT: usize = 8;

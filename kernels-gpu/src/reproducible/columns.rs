@@ -34,7 +34,7 @@ use crate::device::{
     thread_fence, thread_idx_x,
 };
 use crate::element::Vector16;
-use crate::launch::elements_per_vector;
+use crate::launch::{MAX_LANES, elements_per_vector};
 use crate::params::Scratch;
 use crate::shapes::columns::{band_rows, groups_per_tile};
 
@@ -43,10 +43,6 @@ use crate::shapes::columns::{band_rows, groups_per_tile};
 /// batches of these.
 pub const ROWS_IN_FLIGHT: usize = 4;
 const _: () = assert!(crate::shapes::columns::LOADS_IN_FLIGHT.is_multiple_of(ROWS_IN_FLIGHT));
-
-/// The most lanes a 16-byte vector has: the size of a thread's array of states, of which the
-/// first `LANES` are used (the rest are never touched, and vanish).
-const MAX_LANES: usize = 8;
 
 /// States of shared memory a block of `block` threads needs for a matrix of `cols` columns of
 /// `element`-byte elements: half a state per thread when the block walks several rows at once

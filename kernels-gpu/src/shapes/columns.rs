@@ -42,16 +42,12 @@
 
 use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down};
 use crate::element::{Element, Vector16};
-use crate::launch::elements_per_vector;
+use crate::launch::{MAX_LANES, elements_per_vector};
 use crate::ops::Reduction;
 use crate::params::Scratch;
 
 /// Rows each thread loads before combining them.
 pub const LOADS_IN_FLIGHT: usize = 8;
-
-/// The most lanes a 16-byte vector has (8 of a 16-bit type): the size of a thread's array of
-/// running values, of which the first `L` are used (the rest are never touched, and vanish).
-const MAX_LANES: usize = 8;
 
 /// The most groups of columns one tile spans: 256 `f32` columns, a warp reading 512 bytes of a
 /// row and a block 4 rows at a time. Wider tiles made too few blocks for a square matrix (4096²

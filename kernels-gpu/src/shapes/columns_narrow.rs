@@ -51,7 +51,9 @@ use crate::device::{
     warp_shuffle_down,
 };
 use crate::element::{Element, Vector16};
-use crate::launch::{VECTORS_IN_FLIGHT, elements_per_vector};
+use crate::launch::{
+    MAX_LANES, PARTIALS_IN_FLIGHT, SMALLEST_ELEMENT, VECTORS_IN_FLIGHT, elements_per_vector,
+};
 use crate::ops::{Reduction, fold};
 use crate::params::Scratch;
 use core::num::NonZeroU32;
@@ -59,12 +61,6 @@ use core::num::NonZeroU32;
 /// The most columns this kernel reduces: a warp's lanes then hold every column of a block's
 /// partial between them.
 pub const MAX_NARROW_COLUMNS: usize = WARP_SIZE as usize;
-
-/// The most lanes a 16-byte vector has (8 of a 16-bit type).
-const MAX_LANES: usize = 8;
-
-/// Partials each thread of the last block loads at once (as v8).
-const PARTIALS_IN_FLIGHT: usize = 8;
 
 /// `cols / gcd(cols, 2^power)`: `cols` without the factors of two that `2^power` shares.
 #[inline(always)]
@@ -117,10 +113,15 @@ const fn warp_values(cols: usize, lanes: usize) -> usize {
 /// assert!(is_narrow(2, 4) && is_narrow(32, 2) && is_narrow(3, 2) && is_narrow(12, 4));
 /// assert!(is_narrow(5, 4) && !is_narrow(5, 2) && is_narrow(9, 8) && !is_narrow(9, 4));
 /// assert!(!is_narrow(0, 4) && !is_narrow(33, 4));
+/// // No element type has 1, 3 or 32 bytes.
+/// assert!(!is_narrow(2, 1) && !is_narrow(2, 3) && !is_narrow(2, 32));
 /// ```
 #[inline(always)]
 pub const fn is_narrow(cols: usize, element: usize) -> bool {
-    element >= 1 && element <= 16 && narrow_with_lanes(cols, elements_per_vector(element))
+    element.is_power_of_two()
+        && element >= SMALLEST_ELEMENT
+        && element <= 16
+        && narrow_with_lanes(cols, elements_per_vector(element))
 }
 
 /// [`is_narrow`] for vectors of `lanes` elements.
@@ -225,11 +226,7 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
 
     // The warp: threads `period` apart hold the same columns; lanes below `period` keep them.
     let period = thread_period(cols, lanes);
-    let mut offset = period;
-    while offset * 2 < WARP_SIZE as usize {
-        offset *= 2;
-    }
-    while offset >= period {
+    for_tree_offsets(period, |offset| {
         T::Vector16::for_lanes(|k| {
             // Only the slots hold values (the same `k` in every lane: the warp stays together).
             // Skipping the others paid for accumulators of 8 bytes and more (the f32 column
@@ -240,8 +237,7 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
                 values[k] = combine_from_below::<T, R>(values[k], offset);
             }
         });
-        offset /= 2;
-    }
+    });
     // The block: warp `w` puts its value `q = lane · slots + k` at position `w · entries +
     // (q + base) % entries`, where `base` is the column of the warp's first value; an
     // `entries`-long stretch holds each column `entries / cols` times, so position `p` holds
@@ -406,6 +402,26 @@ impl ColumnDivisor {
     }
 }
 
+/// Calls `step` with the offsets of a shuffle tree that combines lanes `period` apart (a
+/// period of at most 32): the largest `period · 2^j` below the warp's size, then halves while
+/// the offset is at least `period`. Lanes below `period` then hold the combined values (a
+/// period that is no power of two reads lanes past the warp: [`combine_from_below`]).
+///
+/// ```text
+/// period 1: 16 8 4 2 1        period 3: 24 12 6 3        period 4: 16 8 4
+/// ```
+#[inline(always)]
+fn for_tree_offsets(period: usize, mut step: impl FnMut(usize)) {
+    let mut offset = period;
+    while offset * 2 < WARP_SIZE as usize {
+        offset *= 2;
+    }
+    while offset >= period {
+        step(offset);
+        offset /= 2;
+    }
+}
+
 /// `value` combined with that of the lane `offset` above, if the warp has that lane (a lane
 /// whose source is past the warp's end keeps its value: a tree whose period is no power of two
 /// reads such lanes).
@@ -463,14 +479,9 @@ fn gather_columns<T: Element, R: Reduction<T>>(
     // together before its shuffles (a diverged warp takes ptxas's slow emulation of them).
     sync_warp(FULL_MASK);
     let mut value = value;
-    let mut offset = cols;
-    while offset * 2 < WARP_SIZE as usize {
-        offset *= 2;
-    }
-    while offset >= cols {
+    for_tree_offsets(cols, |offset| {
         value = combine_from_below::<T, R>(value, offset);
-        offset /= 2;
-    }
+    });
     let (warp, lane) = (tid / WARP_SIZE as usize, tid % WARP_SIZE as usize);
     // The block's first phase read its values from shared memory before the barriers around
     // the ticket: these stores cannot overtake those loads.

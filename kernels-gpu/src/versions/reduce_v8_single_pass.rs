@@ -60,14 +60,11 @@ use crate::device::{
     sync_threads, thread_fence, thread_idx_x,
 };
 use crate::element::{Element, Vector16};
-use crate::launch::VECTORS_IN_FLIGHT;
+use crate::launch::{PARTIALS_IN_FLIGHT, VECTORS_IN_FLIGHT};
 use crate::ops::{Reduction, fold};
 use crate::params::Scratch;
 use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 
-
-/// Partials each thread of the last block loads at once.
-const PARTIALS_IN_FLIGHT: usize = 8;
 
 /// This thread's share of `input`: its head scalar, its vectors (`VECTORS_IN_FLIGHT` at a
 /// time, each group folded into the thread's running value by `R::accumulate_group`: as a
