@@ -123,14 +123,17 @@ pub fn additions(plan: &ShapePlan, len: usize) -> u64 {
         }
         // `split` blocks: a thread adds its share of a column's `len` rows (at most 16 times an
         // even share: 32 columns of 2-lane f64 put a column in every 16th thread; 32 covers
-        // it), its vector's lanes of that column (3 halvings at most), the warp's shuffles and
-        // the block's warps, in the block and again in the last one, the blocks' partials, and
-        // the scalars before the first vector and after the last (7 each at most).
+        // it), its vector's lanes of that column (3 halvings at most), the warp's shuffles, the
+        // block's warps (up to one value per lane of a column a warp: 8 of bf16's 3 columns),
+        // the blocks' partials, the last block's shuffles and warps (one value each), and the
+        // scalars before the first vector and after the last (7 each at most).
         ShapeKernel::ColumnsNarrow => {
             let widest = kernels_gpu::shapes::columns_narrow::MAX_NARROW_COLUMNS as u64;
+            let lanes = kernels_gpu::launch::MAX_LANES as u64;
             let warp = u64::from(kernels_gpu::launch::WARP_SIZE);
-            let meet = u64::from(warp.ilog2()) + block / warp;
-            len.div_ceil(block * split.max(1)) * widest + 3 + 2 * meet + split + 14
+            let (shuffles, warps) = (u64::from(warp.ilog2()), block / warp);
+            let meet = 2 * shuffles + warps * lanes + warps;
+            len.div_ceil(block * split.max(1)) * widest + 3 + meet + split + 14
         }
     }
 }

@@ -2,7 +2,10 @@
 //! the shape chooses (a warp, a block or several blocks per row; columns in bands) — on the
 //! simulator, each result against the CPU reference of its own row. The reproducible mode
 //! (`repro::…`: float sums and every mean, on the reproducible twins of the kernels) too, each
-//! result also against the reproducible whole-array sum of its row alone, bit for bit.
+//! result also against the reproducible whole-array sum of its row alone, bit for bit. Kernels
+//! the planner does not choose on the simulator are forced (`bands::`: the band kernel over the
+//! narrow matrices the planner reads flat; `flat_grid::`: the flat read on grids of some
+//! hundred blocks).
 
 use host::element::{DType, HostElement, OpKind};
 use host::input::{Pattern, generate};
@@ -10,6 +13,10 @@ use host::reference::Checked;
 use host::shapes::{ShapeSpec, check_each, elements_of, is_reproducible};
 use host::with_dtype_and_op;
 use libtest_mimic::{Arguments, Failed, Trial};
+use reduce_rs::backend::sim::Sim;
+use reduce_rs::op::device_value;
+use reduce_rs::plan::SegmentOffsets;
+use reduce_rs::plan::shapes::{ShapeKernel, ShapePlan};
 use reduce_rs::{Reducer, Schedule};
 
 /// Shapes that reach every kernel on the simulated GPU (2 SMs: 8 blocks of 512 threads or 16
@@ -113,8 +120,8 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
             },
         ),
         // Narrow matrices are read flat (`columns_narrow`: 2, 8, 3 and 6 columns here, and the
-        // 24 below): the band kernel's narrowest tiles (1 and 2 groups of columns, a block 256
-        // and 128 rows at a time) are reached forced, in `bands.rs` (f32 sums only: open).
+        // 24 below); the band kernel's narrowest tiles (1 and 2 groups of columns, a block 256
+        // and 128 rows at a time) are reached forced (`bands::` below).
         ("columns_900x2", ShapeSpec::Columns { rows: 900, cols: 2 }),
         ("columns_900x8", ShapeSpec::Columns { rows: 900, cols: 8 }),
         ("columns_900x3", ShapeSpec::Columns { rows: 900, cols: 3 }),
@@ -147,10 +154,63 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
     ]
 }
 
+/// `values` as the bytes the simulator reads.
+fn bytes_of<T: Copy>(values: &[T]) -> Vec<u8> {
+    // SAFETY: the element types are plain numbers (no padding, every byte initialised), read
+    // as bytes for the length of the slice only.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values)) }
+        .to_vec()
+}
+
+/// A kernel the planner did not choose, and perhaps a split (`ShapePlan::with_split`).
+#[derive(Clone, Copy, Debug)]
+struct Forced {
+    kernel: ShapeKernel,
+    split: Option<usize>,
+}
+
+/// The results of `input` laid out as `spec` by `forced`'s kernel, planned as the library
+/// would plan it if it chose that kernel (`Reducer::plan_each_with`), on the simulator under
+/// `schedule`.
+fn forced_results<T: HostElement, O: Checked<T>>(
+    input: &[T],
+    spec: &ShapeSpec,
+    forced: Forced,
+    schedule: Schedule,
+) -> Result<(ShapePlan, String, Vec<O::Output>), Failed> {
+    let shape = spec.shape();
+    let reducer = Reducer::simulator_with(schedule);
+    let (plan, name) = reducer
+        .plan_each_with::<T, O>(&shape, forced.kernel)
+        .ok_or_else(|| format!("{forced:?} cannot reduce {spec:?}"))?;
+    let plan = match forced.split {
+        Some(split) => plan
+            .with_split(split)
+            .ok_or_else(|| format!("{name} refuses the split {split}"))?,
+        None => plan,
+    };
+    let job = reducer.job_each::<T, O>(&shape, plan, SegmentOffsets::None, input.len());
+    let raw = Sim::new(schedule)
+        .run(&job, &bytes_of(input))
+        .map_err(|e| format!("{e:#}"))?;
+    let got = raw
+        .chunks_exact(size_of::<O::Device>())
+        .enumerate()
+        .map(|(i, chunk)| match shape.len_of(i) {
+            Some(0) | None => O::empty(),
+            Some(_) => O::output(device_value::<T, O>(chunk)),
+        })
+        .collect();
+    Ok((plan, name, got))
+}
+
+/// `spec` reduced as the library reduces it (or by `forced`, in the plain mode), each result
+/// checked; in the reproducible mode also bit for bit against each row reduced alone.
 fn run<T: HostElement, O: Checked<T> + Default>(
     spec: &ShapeSpec,
     schedule: Schedule,
     reproducible: bool,
+    forced: Option<Forced>,
 ) -> Result<(), Failed> {
     // The reproducible mode's sums are of random values, where the order of the additions
     // would show in the bits.
@@ -161,13 +221,22 @@ fn run<T: HostElement, O: Checked<T> + Default>(
     };
     let input: Vec<T> = generate(pattern, spec.len(), spec.len() as u64 ^ 0x5a);
     let reducer = Reducer::simulator_with(schedule).with_reproducible(reproducible);
-    let (plan, name) = reducer.plan_each::<T, O>(&spec.shape());
+    let (plan, name, got) = match forced {
+        Some(forced) => forced_results::<T, O>(&input, spec, forced, schedule)?,
+        None => {
+            let (plan, name) = reducer.plan_each::<T, O>(&spec.shape());
+            let got = reducer
+                .reduce_each(O::default(), &input[..], spec.shape())
+                .map_err(|e| format!("{e:#}"))?;
+            (plan, name, got)
+        }
+    };
     if reproducible != is_reproducible(&name) {
         return Err(format!("{name} ran in the mode {reproducible}").into());
     }
-    let got = reducer
-        .reduce_each(O::default(), &input[..], spec.shape())
-        .map_err(|e| format!("{e:#}"))?;
+    if forced.is_some_and(|forced| forced.kernel != plan.kernel) {
+        return Err(format!("{name} ran instead of {forced:?}").into());
+    }
     let verdict = check_each::<T, O>(&input, spec, &plan, &name, &got);
     if !verdict.pass() {
         return Err(format!(
@@ -205,7 +274,7 @@ fn run<T: HostElement, O: Checked<T> + Default>(
 /// some thousands of elements (not only with a row or two of a few): the planner's choice for
 /// each is collected, and each kernel must be among them.
 fn every_kernel_is_reached() -> Result<(), Failed> {
-    use reduce_rs::plan::shapes::{Family, ShapeKernel};
+    use reduce_rs::plan::shapes::Family;
     let reducer = Reducer::simulator();
     let mut chosen = std::collections::BTreeSet::new();
     for (_, spec) in shapes().into_iter().filter(|(_, spec)| spec.len() >= 4096) {
@@ -234,6 +303,13 @@ fn every_kernel_is_reached() -> Result<(), Failed> {
     } else {
         Err(format!("no shape reaches {}", missing.join(", ")).into())
     }
+}
+
+/// Whether the planner reads `spec` flat (`ColumnsNarrow`) for `dtype` and `op`.
+fn narrow_planned(spec: &ShapeSpec, dtype: DType, op: OpKind) -> bool {
+    let reducer = Reducer::simulator();
+    let name = with_dtype_and_op!(dtype, op, chosen_kernel(&reducer, spec));
+    name.starts_with("columns_narrow_")
 }
 
 fn chosen_kernel<T: HostElement, O: Checked<T> + Default>(
@@ -273,11 +349,70 @@ fn main() {
                         trials.push(Trial::test(
                             format!("{prefix}{label}::{dtype}::{op}"),
                             move || {
-                                with_dtype_and_op!(dtype, op, run(&spec, schedule, reproducible))
+                                with_dtype_and_op!(
+                                    dtype,
+                                    op,
+                                    run(&spec, schedule, reproducible, None)
+                                )
                             },
                         ));
                     }
                 }
+                // Where the planner reads a matrix flat, the band kernel over it too (its
+                // narrowest tiles), under both schedules.
+                if narrow_planned(&spec, dtype, op) {
+                    for schedule in [Schedule::InOrder, Schedule::Shuffled { seed: 9 }] {
+                        let spec = spec.clone();
+                        let prefix = if schedule == Schedule::InOrder {
+                            "bands::"
+                        } else {
+                            "shuffled::bands::"
+                        };
+                        let bands = Forced {
+                            kernel: ShapeKernel::Columns,
+                            split: None,
+                        };
+                        trials.push(Trial::test(
+                            format!("{prefix}{label}::{dtype}::{op}"),
+                            move || {
+                                with_dtype_and_op!(
+                                    dtype,
+                                    op,
+                                    run(&spec, schedule, false, Some(bands))
+                                )
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // The flat read on grids the planner does not make on the simulator: a multiple of the
+    // column count's odd part past `7 · ⌊256 / cols⌋` blocks, whose last block loads partials
+    // eight at a time and whose threads past the last whole group of `cols` take none.
+    for (label, rows, cols, split) in [
+        ("flat_grid::columns_900x3", 900, 3, 999),
+        ("flat_grid::columns_700x24", 700, 24, 999),
+        ("flat_grid::columns_513x5", 513, 5, 1005),
+        ("flat_grid::columns_301x32", 301, 32, 300),
+    ] {
+        let spec = ShapeSpec::Columns { rows, cols };
+        for dtype in DType::ALL {
+            if !kernels_gpu::shapes::columns_narrow::is_narrow(cols, dtype.size()) {
+                continue;
+            }
+            // One operator of each kind of accumulator: a sum, a value, a value and an index.
+            for op in [OpKind::Sum, OpKind::Max, OpKind::ArgMin] {
+                let (spec, flat) = (
+                    spec.clone(),
+                    Forced {
+                        kernel: ShapeKernel::ColumnsNarrow,
+                        split: Some(split),
+                    },
+                );
+                trials.push(Trial::test(format!("{label}::{dtype}::{op}"), move || {
+                    with_dtype_and_op!(dtype, op, run(&spec, Schedule::InOrder, false, Some(flat)))
+                }));
             }
         }
     }

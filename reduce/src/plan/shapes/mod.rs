@@ -7,7 +7,7 @@
 use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of, vector_grid};
 use crate::op::OpKind;
 use crate::shape::Shape;
-use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
+use kernels_gpu::launch::{MAX_LANES, VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
 use kernels_gpu::shapes::{columns, columns_narrow};
 
 /// The kernels that reduce shapes, as `kernels_gpu::shapes` declares them (block, shared
@@ -54,7 +54,7 @@ impl ShapePlan {
     /// (or no power of two for `RowsWarp`, or no multiple of the odd part of the column count
     /// for `ColumnsNarrow`), for no rows or columns (`RowsWarp` excepted: its
     /// one block then finds no row, whatever its lanes), and where the grid would pass the
-    /// launch limit. A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`)
+    /// launch limit (or, for `ColumnsNarrow`, where its threads times 8 lanes pass 32 bits). A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`)
     /// or rows (`RowsSplit`), which is how the new count is found.
     ///
     /// ```
@@ -90,10 +90,13 @@ impl ShapePlan {
         if !free || split == 0 || grid == 0 || grid as u64 > MAX_GRID {
             return None;
         }
-        // The flat read's grid: a multiple of its columns' odd part.
+        // The flat read's grid: a multiple of its columns' odd part, whose threads' lanes the
+        // kernel counts in 32 bits (else it writes nothing); 8 lanes cover every type.
         let cols = self.partials / self.split.max(1);
+        let lanes_in_grid = u64::from(self.launch.block) * MAX_LANES as u64 * split as u64;
         if self.kernel == ShapeKernel::ColumnsNarrow
-            && !split.is_multiple_of(columns_narrow::grid_multiple(cols))
+            && (!split.is_multiple_of(columns_narrow::grid_multiple(cols))
+                || lanes_in_grid > u64::from(u32::MAX))
         {
             return None;
         }

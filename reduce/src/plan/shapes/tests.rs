@@ -193,6 +193,10 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
     assert_eq!(forced.launch.grid, 745); // 2^23 vectors: 11 batches a thread
     let capped = forced.with_split(64).unwrap();
     assert_eq!((capped.launch.grid, capped.partials), (64, 64 * 32));
+    // A grid whose threads' lanes pass 32 bits (256 threads × 8 lanes × 2^21 blocks), which
+    // the kernel would refuse by writing nothing, is refused here.
+    assert!(forced.with_split((1 << 21) - 1).is_some());
+    assert!(forced.with_split(1 << 21).is_none());
     assert!(
         plan_for(
             ShapeKernel::ColumnsNarrow,
