@@ -484,18 +484,23 @@ macro_rules! arg_op {
                     value: T::from_key(key),
                 }
             }
-            /// Where the element type finds the group's best key fast: a group that does not
-            /// beat the running best is skipped (its elements come later, so a tie loses too),
-            /// and one that does becomes the pending best, its lane found by
-            /// [`resolve`](Reduction::resolve). The first group always wins (the identity has
-            /// no index), and is searched at once.
+            /// Where the element type skips groups by their best key
+            /// ([`Element::ARG_SKIPS_GROUPS`]): a group that does not beat the running best is
+            /// skipped (its elements come later, so a tie loses too), and one that does becomes
+            /// the pending best, its lane found by [`resolve`](Reduction::resolve). The first
+            /// group always wins (the identity has no index), and is searched at once.
             #[inline(always)]
             fn accumulate_group<const K: usize>(
                 running: Arg<T>,
                 vectors: &[T::Vector16; K],
                 first: impl Fn(usize) -> usize,
             ) -> Arg<T> {
-                match T::$best(vectors) {
+                let best = if T::ARG_SKIPS_GROUPS {
+                    T::$best(vectors)
+                } else {
+                    None
+                };
+                match best {
                     // A thread's first group: every lane of a warp has it at once, so the
                     // search diverges nowhere, and a thread with one group needs no reload.
                     Some(key) if running.index == NO_INDEX => {

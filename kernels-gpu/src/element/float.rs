@@ -5,7 +5,7 @@ use super::traits::{Accumulator, Element};
 use super::vector::Lanes;
 
 macro_rules! float_element {
-    ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty) => {
+    ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty, $by_maximum:literal) => {
         impl Element for $t {
             type Vector16 = Lanes<$t, $lanes>;
             type SumAcc = $t;
@@ -45,6 +45,59 @@ macro_rules! float_element {
             #[inline(always)]
             fn from_key(key: $bits) -> Self {
                 <$t>::from_bits(float_from_key!(key, $bits))
+            }
+            /// The largest key of the lanes: their maximum by [`Extremes::max_num`], one
+            /// instruction a lane where a key is five, and a NaN's key if any lane is one;
+            /// `None` for `f64` (see `float_element!`'s last argument).
+            #[inline(always)]
+            fn largest_key<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
+                if !$by_maximum {
+                    return None;
+                }
+                let (largest, nan) = group_extreme(vectors, <$t>::max_num);
+                Some(if nan {
+                    <$bits>::MAX
+                } else {
+                    float_key!(largest.to_bits(), $bits, $signed)
+                })
+            }
+            /// The smallest key of the lanes (a NaN's, `0`, if any lane is one).
+            #[inline(always)]
+            fn smallest_key<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
+                if !$by_maximum {
+                    return None;
+                }
+                let (smallest, nan) = group_extreme(vectors, <$t>::min_num);
+                Some(if nan {
+                    0
+                } else {
+                    float_key!(smallest.to_bits(), $bits, $signed)
+                })
+            }
+        }
+
+        impl Extremes for $t {
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            fn max_num(self, other: $t) -> $t {
+                self.max(other)
+            }
+            #[cfg(target_arch = "nvptx64")]
+            #[inline(always)]
+            fn min_num(self, other: $t) -> $t {
+                self.min(other)
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[inline(always)]
+            fn max_num(self, other: $t) -> $t {
+                let first = self > other || (self == other && self.is_sign_positive());
+                if other.is_nan() || first { self } else { other }
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            #[inline(always)]
+            fn min_num(self, other: $t) -> $t {
+                let first = self < other || (self == other && self.is_sign_negative());
+                if other.is_nan() || first { self } else { other }
             }
         }
 
@@ -89,8 +142,57 @@ macro_rules! float_element {
         }
     };
 }
-float_element!(f32, "f32", u32, i32, 4, f32);
-float_element!(f64, "f64", u64, i64, 2, f64);
+// The last argument: whether max, min and their arg twins find a group's best key by the
+// maximum or minimum of its lanes (`Element::largest_key`). Not for `f64`, whose two lanes a
+// vector save little, and whose whole-array argmax then needed 69 registers where 64 let
+// blocks of 1024 threads run (47 by keys).
+float_element!(f32, "f32", u32, i32, 4, f32, true);
+float_element!(f64, "f64", u64, i64, 2, f64, false);
+
+/// PTX's `max` and `min` of two floats (`max.f32`, `max.f64`: one instruction from sm_70 on;
+/// rustc's `f32::max` is LLVM's `maxnum`, which the NVPTX target lowers to it): the larger
+/// (smaller) number, `+0.0` above `-0.0` ("+0.0 > -0.0 here", the PTX ISA says), a NaN
+/// passed over for the other operand. The simulator spells the same rule out (a CPU's
+/// `maxnum` may return either zero).
+pub(super) trait Extremes: Copy {
+    fn max_num(self, other: Self) -> Self;
+    fn min_num(self, other: Self) -> Self;
+}
+
+/// The extreme lane of `vectors` by `pick` (`max_num` or `min_num`: lane by lane down the
+/// vectors, then across the lanes, so that no chain of dependent instructions is long), and
+/// whether any lane is a NaN (tested two lanes an instruction: `setp.nan` takes two operands).
+#[inline(always)]
+pub(super) fn group_extreme<T: Extremes + PartialEq, const L: usize, const K: usize>(
+    vectors: &[Lanes<T, L>; K],
+    pick: impl Fn(T, T) -> T,
+) -> (T, bool) {
+    let mut best = vectors[0].0;
+    let mut nan = false;
+    for vector in vectors {
+        let lanes = vector.0;
+        let mut l = 0;
+        while l + 1 < L {
+            #[allow(clippy::eq_op)] // `x != x`: x is a NaN.
+            let pair = (lanes[l] != lanes[l]) | (lanes[l + 1] != lanes[l + 1]);
+            nan |= pair;
+            l += 2;
+        }
+    }
+    for vector in &vectors[1..] {
+        for (b, &x) in best.iter_mut().zip(vector.0.iter()) {
+            *b = pick(*b, x);
+        }
+    }
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            best[l] = pick(best[l], best[l + width]);
+        }
+    }
+    (best[0], nan)
+}
 
 /// `|x|` without `std` (clears the sign bit).
 #[inline(always)]

@@ -162,6 +162,7 @@ macro_rules! half_element {
                 // The NaN keys (0 and u32::MAX) map to the NaNs 0xffff and 0x7fff.
                 $t(float_from_key!(key as u16, u16))
             }
+            const ARG_SKIPS_GROUPS: bool = true;
             /// The largest key of the lanes, from their packed keys; a NaN's is `u32::MAX`.
             #[inline(always)]
             fn largest_key<const K: usize>(vectors: &[Lanes<$t, 8>; K]) -> Option<u32> {

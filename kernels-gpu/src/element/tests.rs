@@ -1,5 +1,6 @@
 //! The element types' keys, conversions and accumulators, against their definitions.
 
+use super::float::Extremes;
 use super::*;
 
 fn ordered<T: Element + core::fmt::Debug>(values: &[T]) {
@@ -163,6 +164,75 @@ fn packed_extremes_are_the_extreme_keys<
 fn the_16_bit_floats_find_a_groups_extreme_keys_two_lanes_at_a_time() {
     packed_extremes_are_the_extreme_keys(F16);
     packed_extremes_are_the_extreme_keys(Bf16);
-    // Other types look at each lane.
-    assert_eq!(f32::largest_key(&[Lanes([1.0f32; 4])]), None);
+    // The integers look at each lane.
+    assert_eq!(i32::largest_key(&[Lanes([1i32; 4])]), None);
+}
+
+/// `f32` and `f64` values of every class: zeros of both signs, subnormals, ordinary values,
+/// infinities, NaNs of both signs (and a quiet and a signalling payload).
+const F32_CLASSES: [u32; 14] = [
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x8000_0001,
+    0x3f80_0000,
+    0xbf80_0000,
+    0x4000_0000,
+    0x7f7f_ffff,
+    0x7f80_0000,
+    0xff80_0000,
+    0x7fc0_0000,
+    0xffc0_0000,
+    0x7f80_0001,
+    0xffff_ffff,
+];
+
+#[test]
+fn f32_and_f64_find_a_groups_extreme_keys_by_their_maximum() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15;
+    for round in 0..20000 {
+        // Four values a round (so ties and zeros of both signs meet often); one round in
+        // four a NaN is allowed, else the classes without them.
+        let classes = if round % 4 == 0 { 14 } else { 10 };
+        let palette: [u32; 4] = core::array::from_fn(|_| match next(&mut seed) % 5 {
+            0 => next(&mut seed) as u32 & 0x7f7f_ffff,
+            _ => F32_CLASSES[(next(&mut seed) % classes) as usize],
+        });
+        let mut pick = || palette[(next(&mut seed) % 4) as usize];
+        let narrow: [Lanes<f32, 4>; 4] =
+            core::array::from_fn(|_| Lanes(core::array::from_fn(|_| f32::from_bits(pick()))));
+        let wide: [Lanes<f64, 2>; 3] = core::array::from_fn(|_| {
+            Lanes(core::array::from_fn(|_| f64::from(f32::from_bits(pick()))))
+        });
+        let lanes = || narrow.iter().flat_map(|vector| vector.0);
+        let shown: std::vec::Vec<f32> = lanes().collect();
+        assert_eq!(
+            f32::largest_key(&narrow),
+            lanes().map(f32::key_nan_high).max(),
+            "{shown:?}"
+        );
+        assert_eq!(
+            f32::smallest_key(&narrow),
+            lanes().map(f32::key_nan_low).min(),
+            "{shown:?}"
+        );
+        // `f64` takes the same path where asked to (`group_extreme`), but looks at each lane.
+        let lanes = || wide.iter().flat_map(|vector| vector.0);
+        let shown: std::vec::Vec<f64> = lanes().collect();
+        let (largest, nan) = super::float::group_extreme(&wide, |a: f64, b| a.max_num(b));
+        let high = if nan {
+            u64::MAX
+        } else {
+            largest.key_nan_high()
+        };
+        assert_eq!(
+            Some(high),
+            lanes().map(f64::key_nan_high).max(),
+            "{shown:?}"
+        );
+        let (smallest, nan) = super::float::group_extreme(&wide, |a: f64, b| a.min_num(b));
+        let low = if nan { 0 } else { smallest.key_nan_low() };
+        assert_eq!(Some(low), lanes().map(f64::key_nan_low).min(), "{shown:?}");
+    }
+    assert_eq!(f64::largest_key(&[Lanes([1.0f64; 2])]), None);
 }

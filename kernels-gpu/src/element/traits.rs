@@ -44,10 +44,20 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     fn from_key(key: Self::Key) -> Self;
     /// Sixteen bytes of consecutive elements: what one vector load brings in.
     type Vector16: Vector16<Self>;
+    /// Whether argmax and argmin skip the groups whose [`largest_key`](Element::largest_key)
+    /// (or smallest) cannot beat a thread's running best, and search the last group that won
+    /// after the walk: the 16-bit floats, whose groups of 32 lanes a tree of (index, value)
+    /// pairs costs most. `f32` finds its groups' keys fast as well, but its arg operators
+    /// measured both ways by kernel when they skipped (H100, `docs/runs/2026-11-27-b/`:
+    /// 64 × 128256 rows 25.8 → 21.9 µs, segments of ~300 62.2 → 53.8, but 16384 × 4096 rows
+    /// 94.5 → 116.4 and the whole 2^28 array 353.0 → 364.5), and keep the tree.
+    const ARG_SKIPS_GROUPS: bool = false;
     /// The largest [`key_nan_high`](Element::key_nan_high) of the lanes of `vectors`, where
     /// the type finds it faster than lane by lane (the 16-bit floats: two lanes an
-    /// instruction), else `None`. Max and argmax skip, on its word, the groups of vectors that
-    /// cannot beat a thread's running best ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)).
+    /// instruction; `f32`: `max.f32`, a lane an instruction), else `None`. Max skips, on its
+    /// word, the groups of vectors that cannot beat a thread's running best, and so does
+    /// argmax where [`ARG_SKIPS_GROUPS`](Element::ARG_SKIPS_GROUPS) says
+    /// ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)).
     #[inline(always)]
     fn largest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
         None
