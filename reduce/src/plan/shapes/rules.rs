@@ -267,8 +267,11 @@ pub const NARROW_ANY_WIDTH_ELEMENT: usize = 2;
 
 /// Whether a matrix of `cols` columns of `element`-byte elements is read flat
 /// (`ColumnsNarrow`, on `grid` blocks) rather than walked down in bands (`Columns`): 1 to
-/// [`NARROW_COLUMNS`] columns, and up to 32 for [`NARROW_ANY_WIDTH_ELEMENT`]-byte elements or
-/// where the partials stay within [`NARROW_PARTIALS`]; counts the kernel takes either way
+/// [`NARROW_COLUMNS`] columns, and up to 32 for [`NARROW_ANY_WIDTH_ELEMENT`]-byte elements,
+/// where the partials stay within [`NARROW_PARTIALS`], or where a row is no whole number of
+/// 16-byte vectors (the band kernel then reads scalars: 2^20 × 14 `f32` 79.3 µs in bands,
+/// 29.8 flat, PyTorch 33.7; 2^20 × 11 `f64` 72.2 against 40.0, H100,
+/// `docs/runs/2026-11-27-b/call16_narrow.log`); counts the kernel takes either way
 /// ([`kernels_gpu::shapes::columns_narrow::is_narrow`]: powers of two, 3, 6, 12, 24, …).
 ///
 /// ```
@@ -277,11 +280,14 @@ pub const NARROW_ANY_WIDTH_ELEMENT: usize = 2;
 /// assert!(narrow_columns(32, 4, 256) && !narrow_columns(32, 4, 792));
 /// assert!(narrow_columns(32, 2, 792)); // bf16
 /// assert!(narrow_columns(3, 4, 792) && narrow_columns(12, 4, 768));
+/// assert!(narrow_columns(14, 4, 792) && !narrow_columns(20, 4, 792)); // 56- and 80-byte rows
+/// assert!(narrow_columns(15, 8, 792) && !narrow_columns(16, 8, 792));
 /// assert!(!narrow_columns(9, 4, 16) && !narrow_columns(64, 2, 1));
 /// ```
 pub fn narrow_columns(cols: usize, element: usize, grid: usize) -> bool {
     kernels_gpu::shapes::columns_narrow::is_narrow(cols, element)
         && (cols <= NARROW_COLUMNS
             || element == NARROW_ANY_WIDTH_ELEMENT
-            || grid * cols <= NARROW_PARTIALS)
+            || grid * cols <= NARROW_PARTIALS
+            || !(cols * element).is_multiple_of(16))
 }

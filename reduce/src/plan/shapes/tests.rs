@@ -179,6 +179,8 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
     // More than 12 columns of 4 bytes, partials past 8192 (2^20 × 24: 768 blocks), counts
     // whose warp values do not fit (9 `f32` columns), or wider: the bands.
     assert_eq!(plan(1 << 20, 24, F32).kernel, ShapeKernel::Columns);
+    // Rows that are no whole number of vectors (14 `f32`: 56 bytes) are read flat at any size.
+    assert_eq!(plan(1 << 20, 14, F32).kernel, ShapeKernel::ColumnsNarrow);
     assert_eq!(plan(1 << 20, 9, F32).kernel, ShapeKernel::Columns);
     assert_eq!(plan(1 << 16, 64, F32).kernel, ShapeKernel::Columns);
     // Forced, the flat read takes what it can reduce; the split is its grid.
