@@ -319,6 +319,19 @@ fn chosen_kernel<T: HostElement, O: Checked<T> + Default>(
     reducer.plan_each::<T, O>(&spec.shape()).1
 }
 
+/// The trial `name`: `run` over `spec` for `dtype` and `op`.
+fn trial(
+    name: String,
+    (spec, dtype, op): (ShapeSpec, DType, OpKind),
+    schedule: Schedule,
+    reproducible: bool,
+    forced: Option<Forced>,
+) -> Trial {
+    Trial::test(name, move || {
+        with_dtype_and_op!(dtype, op, run(&spec, schedule, reproducible, forced))
+    })
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = vec![Trial::test(
@@ -346,15 +359,12 @@ fn main() {
                             (true, true) => "repro::",
                             (true, false) => "shuffled::repro::",
                         };
-                        trials.push(Trial::test(
+                        trials.push(trial(
                             format!("{prefix}{label}::{dtype}::{op}"),
-                            move || {
-                                with_dtype_and_op!(
-                                    dtype,
-                                    op,
-                                    run(&spec, schedule, reproducible, None)
-                                )
-                            },
+                            (spec, dtype, op),
+                            schedule,
+                            reproducible,
+                            None,
                         ));
                     }
                 }
@@ -372,15 +382,12 @@ fn main() {
                             kernel: ShapeKernel::Columns,
                             split: None,
                         };
-                        trials.push(Trial::test(
+                        trials.push(trial(
                             format!("{prefix}{label}::{dtype}::{op}"),
-                            move || {
-                                with_dtype_and_op!(
-                                    dtype,
-                                    op,
-                                    run(&spec, schedule, false, Some(bands))
-                                )
-                            },
+                            (spec, dtype, op),
+                            schedule,
+                            false,
+                            Some(bands),
                         ));
                     }
                 }
@@ -403,16 +410,17 @@ fn main() {
             }
             // One operator of each kind of accumulator: a sum, a value, a value and an index.
             for op in [OpKind::Sum, OpKind::Max, OpKind::ArgMin] {
-                let (spec, flat) = (
-                    spec.clone(),
-                    Forced {
-                        kernel: ShapeKernel::ColumnsNarrow,
-                        split: Some(split),
-                    },
-                );
-                trials.push(Trial::test(format!("{label}::{dtype}::{op}"), move || {
-                    with_dtype_and_op!(dtype, op, run(&spec, Schedule::InOrder, false, Some(flat)))
-                }));
+                let flat = Forced {
+                    kernel: ShapeKernel::ColumnsNarrow,
+                    split: Some(split),
+                };
+                trials.push(trial(
+                    format!("{label}::{dtype}::{op}"),
+                    (spec.clone(), dtype, op),
+                    Schedule::InOrder,
+                    false,
+                    Some(flat),
+                ));
             }
         }
     }
