@@ -34,6 +34,9 @@ pub const fn elements_per_vector(size: usize) -> usize {
 /// Bytes of the smallest element type (`f16`, `bf16`): there is no 1-byte type.
 pub const SMALLEST_ELEMENT: usize = 2;
 
+/// Bytes of the largest element type (`f64`, `i64`, `u64`).
+pub const LARGEST_ELEMENT: usize = 8;
+
 /// The most lanes a 16-byte vector has (8 of a 16-bit type): the size of the arrays of a
 /// thread's per-lane values in the column kernels, of which the first `lanes` are used (the
 /// rest are never touched, and vanish).

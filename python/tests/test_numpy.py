@@ -383,3 +383,24 @@ def test_bad_input_is_an_exception_with_a_one_line_message(call_it, error, messa
     with pytest.raises(error, match=message) as caught:
         call_it()
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("zeros", [(-0.0, 0.0), (0.0, -0.0)])
+def test_the_two_zeros_in_one_vector_of_a_long_array(dtype, zeros):
+    """-0.0 < +0.0 where both zeros share a vector deep in a long array: the kernels find each
+    group's extreme at once (f32: max.f32 over its lanes), and that must order the zeros too."""
+    rng = np.random.default_rng(11)
+    n = 1 << 16
+    positive = 0 if not np.signbit(zeros[0]) else 1
+    for at in [5, 4101, 40001]:
+        below = (-rng.uniform(0.5, 1.0, n)).astype(dtype)
+        below[at], below[at + 1] = zeros
+        largest = reduce_rs.amax(below)
+        assert largest == 0 and not np.signbit(largest), (at, largest)
+        assert reduce_rs.argmax(below) == at + positive
+        above = rng.uniform(0.5, 1.0, n).astype(dtype)
+        above[at], above[at + 1] = zeros
+        smallest = reduce_rs.amin(above)
+        assert smallest == 0 and np.signbit(smallest), (at, smallest)
+        assert reduce_rs.argmin(above) == at + 1 - positive

@@ -1,46 +1,59 @@
-//! Max, min, argmax and argmin of the 16-bit floats where every thread reads several groups of
-//! vectors, on the simulator: the kernels find each group's best key two lanes at a time and
-//! skip the groups that cannot beat a thread's running best (`Reduction::accumulate_group` in
-//! the kernel crate), so the values the order rules single out (NaNs of both signs, the two
-//! zeros, ties, infinities everywhere) are planted in a thread's first group and again in a
-//! later one, where the skip decides.
+//! Max, min, argmax and argmin of the 16-bit floats and `f32` where every thread reads several
+//! groups of vectors, on the simulator: the kernels find each group's best key (two lanes at a
+//! time for the 16-bit floats, by `max.f32`/`min.f32` for `f32` max and min) and skip the
+//! groups that cannot beat a thread's running best (`Reduction::accumulate_group` in the
+//! kernel crate), so the values the order rules single out (NaNs of both signs, the two zeros,
+//! ties, infinities everywhere) are planted in a thread's first group and again in a later
+//! one, where the skip decides.
 
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use reduce_rs::ops::{ArgMax, ArgMin, Max, Min};
+use reduce_rs::plan::shapes::ShapeKernel;
 use reduce_rs::{Element, Reducer, Shape};
 use std::cmp::Ordering;
 
 /// Where the plants go: `first` and `first + stride`, the same thread's first group and its
-/// next one (a thread's groups are `stride` elements apart), in inputs of `len` elements.
+/// next one (a thread's groups are `stride` elements apart: [`Layout::stride`]), in inputs of
+/// `len` elements read by `threads` threads.
 struct Layout {
     name: &'static str,
     len: usize,
     first: usize,
-    stride: usize,
+    threads: usize,
 }
 
-/// v8 as one block of 64 threads: four vectors of eight a group, 64 · 32 elements a round.
+impl Layout {
+    /// Elements between a thread's groups of `element`-byte values: a round of every thread's
+    /// four vectors of 16 bytes.
+    fn stride(&self, element: usize) -> usize {
+        self.threads * 4 * (16 / element)
+    }
+}
+
+/// v8 as one block of 64 threads: four vectors a group, 64 · 32 elements a round of 16-bit
+/// floats, 64 · 16 of `f32`.
 const ONE_SMALL_BLOCK: Layout = Layout {
     name: "v8, one block of 64",
     len: 8192,
     first: 4101,
-    stride: 64 * 32,
+    threads: 64,
 };
 
-/// A few rows of 32 KiB (a block of 256 threads each): two groups per thread.
+/// A few rows of 32 KiB (64 KiB of `f32`: a block of 256 threads each): two groups per thread
+/// (four of `f32`).
 const BLOCK_PER_ROW: Layout = Layout {
     name: "a block per row",
     len: 16384,
     first: 29,
-    stride: 256 * 32,
+    threads: 256,
 };
 
 /// The inputs, as `f32` (every one exact in both 16-bit types): each with its special values
 /// at `first` and `first + stride`.
-fn planted(layout: &Layout, rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f32>)> {
-    let (len, p, q) = (layout.len, layout.first, layout.first + layout.stride);
+fn planted(layout: &Layout, stride: usize, rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f32>)> {
+    let (len, p, q) = (layout.len, layout.first, layout.first + stride);
     let random = |rng: &mut ChaCha8Rng, low: f32, high: f32| -> Vec<f32> {
         (0..len).map(|_| rng.random_range(low..high)).collect()
     };
@@ -50,6 +63,16 @@ fn planted(layout: &Layout, rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f32>
     (zeros_up[p], zeros_up[q]) = (-0.0, 0.0);
     let mut zeros_down = random(rng, 0.5, 1.0);
     (zeros_down[p], zeros_down[q]) = (0.0, -0.0);
+    // Both zeros in one vector of one group, in either order: the group's own maximum or
+    // minimum must tell them apart (`max.f32` does; a `maxnum` may not).
+    let mut together_up = random(rng, -1.0, -0.5);
+    (together_up[p], together_up[p + 1]) = (-0.0, 0.0);
+    let mut together_up_swapped = random(rng, -1.0, -0.5);
+    (together_up_swapped[p], together_up_swapped[p + 1]) = (0.0, -0.0);
+    let mut together_down = random(rng, 0.5, 1.0);
+    (together_down[p], together_down[p + 1]) = (0.0, -0.0);
+    let mut together_down_swapped = random(rng, 0.5, 1.0);
+    (together_down_swapped[p], together_down_swapped[p + 1]) = (-0.0, 0.0);
     let mut ties = random(rng, -1.0, 0.5);
     (ties[p], ties[q], ties[p + 1], ties[q + 1]) = (1.0, 1.0, -2.0, -2.0);
     let mut late_infinities = random(rng, -1.0, 1.0);
@@ -58,6 +81,16 @@ fn planted(layout: &Layout, rng: &mut ChaCha8Rng) -> Vec<(&'static str, Vec<f32>
         ("a NaN of each sign", nans),
         ("-0.0 then +0.0 among negatives", zeros_up),
         ("+0.0 then -0.0 among positives", zeros_down),
+        ("-0.0, +0.0 in one vector among negatives", together_up),
+        (
+            "+0.0, -0.0 in one vector among negatives",
+            together_up_swapped,
+        ),
+        ("+0.0, -0.0 in one vector among positives", together_down),
+        (
+            "-0.0, +0.0 in one vector among positives",
+            together_down_swapped,
+        ),
         ("the extremes tied in two groups", ties),
         ("both infinities in a later group", late_infinities),
         ("all -inf", vec![f32::NEG_INFINITY; len]),
@@ -89,12 +122,20 @@ fn best(xs: &[f32], largest: bool) -> usize {
     best
 }
 
-/// Both 16-bit types through the same checks.
-trait Half: Element + Copy + PartialEq + std::fmt::Debug {
+/// Both 16-bit types and `f32` through the same checks.
+trait Float: Element + Copy + PartialEq + std::fmt::Debug {
     fn from_f32(x: f32) -> Self;
     fn to_f32(self) -> f32;
 }
-impl Half for bf16 {
+impl Float for f32 {
+    fn from_f32(x: f32) -> Self {
+        x
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+impl Float for bf16 {
     fn from_f32(x: f32) -> Self {
         bf16::from_f32(x)
     }
@@ -102,7 +143,7 @@ impl Half for bf16 {
         bf16::to_f32(self)
     }
 }
-impl Half for f16 {
+impl Float for f16 {
     fn from_f32(x: f32) -> Self {
         f16::from_f32(x)
     }
@@ -113,7 +154,7 @@ impl Half for f16 {
 
 /// The four operators agree with the reference: the index, and the value's bits (a NaN as
 /// a NaN). `results` gives what the library returned for one input.
-fn check<T: Half>(what: &str, xs: &[T], results: (usize, usize, T, T)) {
+fn check<T: Float>(what: &str, xs: &[T], results: (usize, usize, T, T)) {
     let exact: Vec<f32> = xs.iter().map(|x| x.to_f32()).collect();
     let (argmax, argmin, max, min) = results;
     assert_eq!(argmax, best(&exact, true), "argmax of {what}");
@@ -126,13 +167,14 @@ fn check<T: Half>(what: &str, xs: &[T], results: (usize, usize, T, T)) {
     }
 }
 
-fn whole_arrays_in_one_small_block<T: Half>() {
+fn whole_arrays_in_one_small_block<T: Float>() {
     let reducer = Reducer::simulator()
         .with_block_size(64)
         .unwrap()
         .with_max_blocks(1);
     let mut rng = ChaCha8Rng::seed_from_u64(16);
-    for (name, values) in planted(&ONE_SMALL_BLOCK, &mut rng) {
+    let stride = ONE_SMALL_BLOCK.stride(size_of::<T>());
+    for (name, values) in planted(&ONE_SMALL_BLOCK, stride, &mut rng) {
         let xs: Vec<T> = values.into_iter().map(T::from_f32).collect();
         let results = (
             reducer.argmax(&xs).unwrap().unwrap().0,
@@ -144,10 +186,14 @@ fn whole_arrays_in_one_small_block<T: Half>() {
     }
 }
 
-fn rows_of_a_block_each<T: Half>() {
+fn rows_of_a_block_each<T: Float>() {
     let reducer = Reducer::simulator();
     let mut rng = ChaCha8Rng::seed_from_u64(17);
-    let inputs = planted(&BLOCK_PER_ROW, &mut rng);
+    let inputs = planted(
+        &BLOCK_PER_ROW,
+        BLOCK_PER_ROW.stride(size_of::<T>()),
+        &mut rng,
+    );
     // Every input a row of one matrix: each row's result is that row's alone.
     let len = BLOCK_PER_ROW.len;
     let matrix: Vec<T> = inputs
@@ -155,6 +201,13 @@ fn rows_of_a_block_each<T: Half>() {
         .flat_map(|(_, row)| row.iter().map(|&x| T::from_f32(x)))
         .collect();
     let shape = Shape::rows(inputs.len(), len);
+    let (plan, _) = reducer.plan_each::<T, Max>(&shape);
+    assert_eq!(
+        plan.kernel,
+        ShapeKernel::RowsBlock,
+        "{}",
+        BLOCK_PER_ROW.name
+    );
     let argmax = reducer.reduce_each(ArgMax, &matrix, shape).unwrap();
     let argmin = reducer.reduce_each(ArgMin, &matrix, shape).unwrap();
     let max = reducer.reduce_each(Max, &matrix, shape).unwrap();
@@ -181,4 +234,10 @@ fn bf16_extremes_skip_and_search_groups_as_the_order_rules_say() {
 fn f16_extremes_skip_and_search_groups_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<f16>();
     rows_of_a_block_each::<f16>();
+}
+
+#[test]
+fn f32_extremes_skip_groups_by_max_f32_as_the_order_rules_say() {
+    whole_arrays_in_one_small_block::<f32>();
+    rows_of_a_block_each::<f32>();
 }

@@ -5,7 +5,7 @@ use super::traits::{Accumulator, Element};
 use super::vector::Lanes;
 
 macro_rules! float_element {
-    ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty, $by_maximum:literal) => {
+    ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty, $by_maximum:literal, $reg:ident) => {
         impl Element for $t {
             type Vector16 = Lanes<$t, $lanes>;
             type SumAcc = $t;
@@ -46,9 +46,9 @@ macro_rules! float_element {
             fn from_key(key: $bits) -> Self {
                 <$t>::from_bits(float_from_key!(key, $bits))
             }
-            /// The largest key of the lanes: their maximum by [`Extremes::max_num`], one
+            /// The largest key of the lanes: their maximum by `max.f32` (`Extremes::max_num`), one
             /// instruction a lane where a key is five, and a NaN's key if any lane is one;
-            /// `None` for `f64` (see `float_element!`'s last argument).
+            /// `None` for `f64` (see the `by_maximum` argument of `float_element!`).
             #[inline(always)]
             fn largest_key<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
                 if !$by_maximum {
@@ -80,12 +80,22 @@ macro_rules! float_element {
             #[cfg(target_arch = "nvptx64")]
             #[inline(always)]
             fn max_num(self, other: $t) -> $t {
-                self.max(other)
+                let larger: $t;
+                // SAFETY: a register operation; touches no memory.
+                unsafe {
+                    core::arch::asm!(concat!("max.", $name, " {0}, {1}, {2};"), out($reg) larger, in($reg) self, in($reg) other, options(pure, nomem, nostack))
+                };
+                larger
             }
             #[cfg(target_arch = "nvptx64")]
             #[inline(always)]
             fn min_num(self, other: $t) -> $t {
-                self.min(other)
+                let smaller: $t;
+                // SAFETY: a register operation; touches no memory.
+                unsafe {
+                    core::arch::asm!(concat!("min.", $name, " {0}, {1}, {2};"), out($reg) smaller, in($reg) self, in($reg) other, options(pure, nomem, nostack))
+                };
+                smaller
             }
             #[cfg(not(target_arch = "nvptx64"))]
             #[inline(always)]
@@ -142,18 +152,19 @@ macro_rules! float_element {
         }
     };
 }
-// The last argument: whether max, min and their arg twins find a group's best key by the
-// maximum or minimum of its lanes (`Element::largest_key`). Not for `f64`, whose two lanes a
-// vector save little, and whose whole-array argmax then needed 69 registers where 64 let
-// blocks of 1024 threads run (47 by keys).
-float_element!(f32, "f32", u32, i32, 4, f32, true);
-float_element!(f64, "f64", u64, i64, 2, f64, false);
+// `by_maximum` (the second-to-last argument): whether max and min find a group's best key by
+// the maximum or minimum of its lanes (`Element::largest_key`; their arg twins keep the tree,
+// `Element::ARG_SKIPS_GROUPS`). Not for `f64`, whose two lanes a vector save little, and whose
+// whole-array argmax then needed 69 registers where 64 let blocks of 1024 threads run (47 by
+// keys). The last: the `asm!` register class of `max` and `min`.
+float_element!(f32, "f32", u32, i32, 4, f32, true, reg32);
+float_element!(f64, "f64", u64, i64, 2, f64, false, reg64);
 
-/// PTX's `max` and `min` of two floats (`max.f32`, `max.f64`: one instruction from sm_70 on;
-/// rustc's `f32::max` is LLVM's `maxnum`, which the NVPTX target lowers to it): the larger
-/// (smaller) number, `+0.0` above `-0.0` ("+0.0 > -0.0 here", the PTX ISA says), a NaN
-/// passed over for the other operand. The simulator spells the same rule out (a CPU's
-/// `maxnum` may return either zero).
+/// PTX's `max` and `min` of two floats (`max.f32`, `max.f64`: one instruction from sm_70 on,
+/// written out in `asm!`): the larger (smaller) number, `+0.0` above `-0.0` ("+0.0 > -0.0
+/// here", the PTX ISA says), a NaN passed over for the other operand. Not `f32::max`: Rust
+/// and LLVM let `maxnum` return either zero (it is `max.f32` today, but nothing promises it).
+/// The simulator spells the same rule out.
 pub(super) trait Extremes: Copy {
     fn max_num(self, other: Self) -> Self;
     fn min_num(self, other: Self) -> Self;
@@ -167,6 +178,7 @@ pub(super) fn group_extreme<T: Extremes + PartialEq, const L: usize, const K: us
     vectors: &[Lanes<T, L>; K],
     pick: impl Fn(T, T) -> T,
 ) -> (T, bool) {
+    const { assert!(L.is_multiple_of(2), "lanes are tested for NaNs in pairs") };
     let mut best = vectors[0].0;
     let mut nan = false;
     for vector in vectors {

@@ -216,7 +216,8 @@ fn f32_and_f64_find_a_groups_extreme_keys_by_their_maximum() {
             lanes().map(f32::key_nan_low).min(),
             "{shown:?}"
         );
-        // `f64` takes the same path where asked to (`group_extreme`), but looks at each lane.
+        // `f64` looks at each lane (`largest_key` is `None`); its `group_extreme` is checked
+        // all the same, for the day it is used.
         let lanes = || wide.iter().flat_map(|vector| vector.0);
         let shown: std::vec::Vec<f64> = lanes().collect();
         let (largest, nan) = super::float::group_extreme(&wide, |a: f64, b| a.max_num(b));

@@ -52,7 +52,8 @@ use crate::device::{
 };
 use crate::element::{Element, Vector16};
 use crate::launch::{
-    MAX_LANES, PARTIALS_IN_FLIGHT, SMALLEST_ELEMENT, VECTORS_IN_FLIGHT, elements_per_vector,
+    LARGEST_ELEMENT, MAX_LANES, PARTIALS_IN_FLIGHT, SMALLEST_ELEMENT, VECTORS_IN_FLIGHT,
+    elements_per_vector,
 };
 use crate::ops::{Reduction, fold};
 use crate::params::Scratch;
@@ -113,14 +114,14 @@ const fn warp_values(cols: usize, lanes: usize) -> usize {
 /// assert!(is_narrow(2, 4) && is_narrow(32, 2) && is_narrow(3, 2) && is_narrow(12, 4));
 /// assert!(is_narrow(5, 4) && !is_narrow(5, 2) && is_narrow(9, 8) && !is_narrow(9, 4));
 /// assert!(!is_narrow(0, 4) && !is_narrow(33, 4));
-/// // No element type has 1, 3 or 32 bytes.
-/// assert!(!is_narrow(2, 1) && !is_narrow(2, 3) && !is_narrow(2, 32));
+/// // No element type has 1, 3 or 16 bytes.
+/// assert!(!is_narrow(2, 1) && !is_narrow(2, 3) && !is_narrow(2, 16));
 /// ```
 #[inline(always)]
 pub const fn is_narrow(cols: usize, element: usize) -> bool {
     element.is_power_of_two()
         && element >= SMALLEST_ELEMENT
-        && element <= 16
+        && element <= LARGEST_ELEMENT
         && narrow_with_lanes(cols, elements_per_vector(element))
 }
 
@@ -403,8 +404,9 @@ impl ColumnDivisor {
 }
 
 /// Calls `step` with the offsets of a shuffle tree that combines lanes `period` apart (a
-/// period of at most 32): the largest `period · 2^j` below the warp's size, then halves while
-/// the offset is at least `period`. Lanes below `period` then hold the combined values (a
+/// period of at most 32): the largest `period · 2^j` below the warp's size (the period itself
+/// if none is: 32 is a step that finds no lane), then halves while the offset is at least
+/// `period`. Lanes below `period` then hold the combined values (a
 /// period that is no power of two reads lanes past the warp: [`combine_from_below`]).
 ///
 /// ```text

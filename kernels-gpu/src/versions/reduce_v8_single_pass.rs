@@ -15,7 +15,9 @@
 //! - **Groups that cannot win are skipped.** For max, min and the arg operators on the 16-bit
 //!   floats, a thread first finds a group's best key with integer instructions on two lanes
 //!   at a time (no indices, no NaN branches), and looks for its lane only when it beats the
-//!   running best: after the first few groups, rarely ([`Reduction::accumulate_group`]).
+//!   running best: after the first few groups, rarely ([`Reduction::accumulate_group`]). f32
+//!   max and min find it with `max.f32`/`min.f32`, a lane an instruction (their arg operators
+//!   keep the tree: `Element::ARG_SKIPS_GROUPS`).
 //!   The arg operators then search only the last group that won, once, after the loop
 //!   ([`Reduction::resolve`]): a warp's lanes win at different groups, and a search at each
 //!   win would keep the lanes that lost waiting.

@@ -54,8 +54,9 @@ impl ShapePlan {
     /// (or no power of two for `RowsWarp`, or no multiple of the odd part of the column count
     /// for `ColumnsNarrow`), for no rows or columns (`RowsWarp` excepted: its
     /// one block then finds no row, whatever its lanes), and where the grid would pass the
-    /// launch limit (or, for `ColumnsNarrow`, where its threads times 8 lanes pass 32 bits). A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`)
-    /// or rows (`RowsSplit`), which is how the new count is found.
+    /// launch limit (or, for `ColumnsNarrow`, where its threads times 8 lanes pass 32 bits).
+    /// A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`) or rows
+    /// (`RowsSplit`), which is how the new count is found.
     ///
     /// ```
     /// use reduce_rs::{OpKind, Shape};
