@@ -361,7 +361,7 @@ pub(crate) fn plan_layout(
                 Some(kernel) => kernel == narrow,
                 None => {
                     grid <= resident(narrow).max(1) as usize
-                        && narrow_columns(cols, sizes.element, grid)
+                        && narrow_columns(rows, cols, sizes.element, grid)
                 }
             });
             if let Some(grid) = narrow_grid {

@@ -265,29 +265,42 @@ pub const NARROW_PARTIALS: usize = 8192;
 /// against 42.3: `call4_narrow.log`, `call6_narrow.log`).
 pub const NARROW_ANY_WIDTH_ELEMENT: usize = 2;
 
-/// Whether a matrix of `cols` columns of `element`-byte elements is read flat
+/// Rows from which the flat read takes counts of columns that are no power of two at any
+/// width up to 32. Measured on the H100 (µs, flat against bands, `f32` sums,
+/// `docs/runs/2026-11-27-c/call21_narrow.log`): 2^18 rows × 20, 24 and 28 columns 18.7, 19.5
+/// and 22.6 against 18.1, 19.4 and 20.7; 2^19 rows 25.5, 28.8 and 32.4 against 26.4, 29.5 and
+/// 32.1; 2^20 rows 38.5, 44.6 and 51.0 against 44.7, 47.0 and 52.4; 2^21 rows 65.1, 76.8 and
+/// 88.3 against 77.5, 85.3 and 98.1. (16 and 32 columns keep the bands past a wave: 2^20 × 16
+/// 31.8 flat against 31.5, × 32 56.5 against 54.4, [`NARROW_PARTIALS`].)
+pub const NARROW_FLAT_ROWS: usize = 1 << 19;
+
+/// Whether a matrix of `rows` × `cols` columns of `element`-byte elements is read flat
 /// (`ColumnsNarrow`, on `grid` blocks) rather than walked down in bands (`Columns`): 1 to
 /// [`NARROW_COLUMNS`] columns, and up to 32 for [`NARROW_ANY_WIDTH_ELEMENT`]-byte elements,
-/// where the partials stay within [`NARROW_PARTIALS`], or where a row is no whole number of
+/// where the partials stay within [`NARROW_PARTIALS`], where a row is no whole number of
 /// 16-byte vectors (the band kernel then reads scalars: 2^20 × 14 `f32` 79.3 µs in bands,
 /// 29.8 flat, PyTorch 33.7; 2^20 × 11 `f64` 72.2 against 40.0, H100,
-/// `docs/runs/2026-11-27-b/call16_narrow.log`); counts the kernel takes either way
+/// `docs/runs/2026-11-27-b/call16_narrow.log`), or where a count that is no power of two has
+/// [`NARROW_FLAT_ROWS`] rows; counts the kernel takes either way
 /// ([`kernels_gpu::shapes::columns_narrow::is_narrow`]: powers of two, 3, 6, 12, 24, …).
 ///
 /// ```
 /// use reduce_rs::plan::shapes::narrow_columns;
-/// assert!(narrow_columns(2, 4, 792) && narrow_columns(8, 4, 792));
-/// assert!(narrow_columns(32, 4, 256) && !narrow_columns(32, 4, 792));
-/// assert!(narrow_columns(32, 2, 792)); // bf16
-/// assert!(narrow_columns(3, 4, 792) && narrow_columns(12, 4, 768));
-/// assert!(narrow_columns(14, 4, 792) && !narrow_columns(20, 4, 792)); // 56- and 80-byte rows
-/// assert!(narrow_columns(15, 8, 792) && !narrow_columns(16, 8, 792));
-/// assert!(!narrow_columns(9, 4, 16) && !narrow_columns(64, 2, 1));
+/// let tall = 1 << 20;
+/// assert!(narrow_columns(tall, 2, 4, 792) && narrow_columns(tall, 8, 4, 792));
+/// assert!(narrow_columns(tall, 32, 4, 256) && !narrow_columns(tall, 32, 4, 792));
+/// assert!(narrow_columns(tall, 32, 2, 792)); // bf16
+/// assert!(narrow_columns(tall, 3, 4, 792) && narrow_columns(tall, 12, 4, 768));
+/// assert!(narrow_columns(1 << 18, 14, 4, 792)); // 56-byte rows
+/// assert!(narrow_columns(tall, 20, 4, 792) && !narrow_columns(1 << 18, 20, 4, 792));
+/// assert!(narrow_columns(tall, 15, 8, 792) && !narrow_columns(tall, 16, 8, 792));
+/// assert!(!narrow_columns(tall, 9, 4, 16) && !narrow_columns(tall, 64, 2, 1));
 /// ```
-pub fn narrow_columns(cols: usize, element: usize, grid: usize) -> bool {
+pub fn narrow_columns(rows: usize, cols: usize, element: usize, grid: usize) -> bool {
     kernels_gpu::shapes::columns_narrow::is_narrow(cols, element)
         && (cols <= NARROW_COLUMNS
             || element == NARROW_ANY_WIDTH_ELEMENT
             || grid * cols <= NARROW_PARTIALS
-            || !(cols * element).is_multiple_of(16))
+            || !(cols * element).is_multiple_of(16)
+            || (rows >= NARROW_FLAT_ROWS && !cols.is_power_of_two()))
 }

@@ -176,9 +176,14 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
     assert_eq!(plan(1 << 20, 32, F32).kernel, ShapeKernel::Columns);
     // ... but 16-bit elements at any width up to 32.
     assert_eq!(plan(1 << 20, 32, bf16).kernel, ShapeKernel::ColumnsNarrow);
-    // More than 12 columns of 4 bytes, partials past 8192 (2^20 × 24: 768 blocks), counts
-    // whose warp values do not fit (9 `f32` columns), or wider: the bands.
-    assert_eq!(plan(1 << 20, 24, F32).kernel, ShapeKernel::Columns);
+    // More than 12 columns of 4 bytes, partials past 8192 (2^18 × 24: 768 blocks) on fewer
+    // than 2^19 rows, counts whose warp values do not fit (9 `f32` columns), or wider: the
+    // bands. From 2^19 rows, counts that are no power of two are read flat.
+    assert_eq!(plan(1 << 18, 24, F32).kernel, ShapeKernel::Columns);
+    assert_eq!(plan((1 << 19) - 1, 20, F32).kernel, ShapeKernel::Columns);
+    assert_eq!(plan(1 << 19, 20, F32).kernel, ShapeKernel::ColumnsNarrow);
+    assert_eq!(plan(1 << 20, 24, F32).kernel, ShapeKernel::ColumnsNarrow);
+    assert_eq!(plan(1 << 21, 28, F32).kernel, ShapeKernel::ColumnsNarrow);
     // Rows that are no whole number of vectors (14 `f32`: 56 bytes) are read flat at any size.
     assert_eq!(plan(1 << 20, 14, F32).kernel, ShapeKernel::ColumnsNarrow);
     assert_eq!(plan(1 << 20, 9, F32).kernel, ShapeKernel::Columns);
