@@ -338,14 +338,7 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
         })
         .with_context(|| format!("timing {kernel}"))?;
     let raw = gpu.read_back_many(output, bytes)?;
-    let got: Vec<O::Output> = raw
-        .chunks_exact(size_of::<O::Device>())
-        .enumerate()
-        .map(|(i, chunk)| match shape.len_of(i) {
-            Some(0) | None => O::empty(),
-            Some(_) => O::output(reduce_rs::op::device_value::<T, O>(chunk)),
-        })
-        .collect();
+    let got = reduce_rs::op::outputs_of::<T, O>(&raw, &shape);
     let verdict = check_each::<T, O>(input, spec, &plan, &kernel, &got);
     Ok(ShapeRun {
         plan,

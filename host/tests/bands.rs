@@ -4,14 +4,12 @@
 //! kernel and any grid, and rows or segments read by every power of two of lanes per row
 //! (`rows_warp`, on the planner's grid).
 //! Each launch is the planner's with its split replaced, run as the library would run it
-//! (`Reducer::job_each`); every column's sum (small integers: exact in any order) is checked,
+//! (`Reducer::reduce_each_planned`); every column's sum (small integers: exact in any order) is checked,
 //! in the plain and the reproducible mode.
 
-use reduce_rs::backend::sim::Sim;
 use reduce_rs::ops::Sum;
-use reduce_rs::plan::SegmentOffsets;
 use reduce_rs::plan::shapes::ShapeKernel;
-use reduce_rs::{Reducer, Schedule, Shape};
+use reduce_rs::{Reducer, Shape};
 
 /// The small integers every test here sums (exact in any order).
 fn small_integers(len: usize) -> Vec<f32> {
@@ -20,7 +18,7 @@ fn small_integers(len: usize) -> Vec<f32> {
 
 /// The sums of each row, column or segment of `shape` over `small_integers(len)`, planned by
 /// the simulator's reducer in `reproducible_mode` with `split` instead of the planner's split,
-/// run as the library runs it (`Reducer::job_each`).
+/// run as the library runs it (`Reducer::reduce_each_planned`).
 fn sums_with_split(
     shape: &Shape<'_>,
     len: usize,
@@ -32,30 +30,9 @@ fn sums_with_split(
     let (plan, _) = reducer.plan_each::<f32, Sum>(shape);
     let plan = plan.with_split(split).expect("a free split");
     assert_eq!(plan.split, split);
-    let offsets = match shape {
-        Shape::Segments(offsets) => SegmentOffsets::Host(offsets),
-        _ => SegmentOffsets::None,
-    };
-    run(&reducer, shape, plan, offsets, &input)
-}
-
-/// `plan` over `input` laid out as `shape`, run as the library runs it
-/// (`Reducer::job_each`), its `f32` results.
-fn run(
-    reducer: &Reducer,
-    shape: &Shape<'_>,
-    plan: reduce_rs::plan::shapes::ShapePlan,
-    offsets: SegmentOffsets<'_>,
-    input: &[f32],
-) -> Vec<f32> {
-    let job = reducer.job_each::<f32, Sum>(shape, plan, offsets, input.len());
-    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-    let out = Sim::new(Schedule::InOrder)
-        .run(&job, &bytes)
-        .expect("the simulator runs the launch");
-    out.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    reducer
+        .reduce_each_planned(Sum, &input, *shape, plan)
+        .expect("the simulator runs the launch")
 }
 
 /// Column sums of `rows × cols` by `kernel` (`Columns` or `ColumnsNarrow`), with `split` bands
@@ -68,9 +45,10 @@ fn column_sums_by(kernel: ShapeKernel, rows: usize, cols: usize, split: usize) -
         .plan_each_with::<f32, Sum>(&shape, kernel)
         .expect("the kernel reduces columns");
     let plan = plan.with_split(split).expect("a free split");
-    let job = reducer.job_each::<f32, Sum>(&shape, plan, SegmentOffsets::None, input.len());
-    assert_eq!(job.kernel, name);
-    run(&reducer, &shape, plan, SegmentOffsets::None, &input)
+    assert_eq!(plan.kernel, kernel, "{name}");
+    reducer
+        .reduce_each_planned(Sum, &input, shape, plan)
+        .expect("the simulator runs the launch")
 }
 
 /// Column sums of `rows × cols` by the band kernel (in the plain mode, where the planner may

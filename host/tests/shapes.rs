@@ -13,9 +13,6 @@ use host::reference::Checked;
 use host::shapes::{ShapeSpec, check_each, elements_of, is_reproducible};
 use host::with_dtype_and_op;
 use libtest_mimic::{Arguments, Failed, Trial};
-use reduce_rs::backend::sim::Sim;
-use reduce_rs::op::device_value;
-use reduce_rs::plan::SegmentOffsets;
 use reduce_rs::plan::shapes::{ShapeKernel, ShapePlan};
 use reduce_rs::{Reducer, Schedule};
 
@@ -154,14 +151,6 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
     ]
 }
 
-/// `values` as the bytes the simulator reads.
-fn bytes_of<T: Copy>(values: &[T]) -> Vec<u8> {
-    // SAFETY: the element types are plain numbers (no padding, every byte initialised), read
-    // as bytes for the length of the slice only.
-    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values)) }
-        .to_vec()
-}
-
 /// A kernel the planner did not choose, and perhaps a split (`ShapePlan::with_split`).
 #[derive(Clone, Copy, Debug)]
 struct Forced {
@@ -172,7 +161,7 @@ struct Forced {
 /// The results of `input` laid out as `spec` by `forced`'s kernel, planned as the library
 /// would plan it if it chose that kernel (`Reducer::plan_each_with`), on the simulator under
 /// `schedule`.
-fn forced_results<T: HostElement, O: Checked<T>>(
+fn forced_results<T: HostElement, O: Checked<T> + Default>(
     input: &[T],
     spec: &ShapeSpec,
     forced: Forced,
@@ -189,18 +178,9 @@ fn forced_results<T: HostElement, O: Checked<T>>(
             .ok_or_else(|| format!("{name} refuses the split {split}"))?,
         None => plan,
     };
-    let job = reducer.job_each::<T, O>(&shape, plan, SegmentOffsets::None, input.len());
-    let raw = Sim::new(schedule)
-        .run(&job, &bytes_of(input))
+    let got = reducer
+        .reduce_each_planned(O::default(), input, shape, plan)
         .map_err(|e| format!("{e:#}"))?;
-    let got = raw
-        .chunks_exact(size_of::<O::Device>())
-        .enumerate()
-        .map(|(i, chunk)| match shape.len_of(i) {
-            Some(0) | None => O::empty(),
-            Some(_) => O::output(device_value::<T, O>(chunk)),
-        })
-        .collect();
     Ok((plan, name, got))
 }
 

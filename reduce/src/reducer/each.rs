@@ -5,7 +5,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::op::Operation;
-use crate::op::device_value;
+use crate::op::outputs_of;
 use crate::plan::reproducible as repro;
 use crate::plan::shapes::{Family, Layout, ShapeKernel, ShapePlan, plan_layout};
 use crate::plan::{self, Job, SegmentOffsets, Sizes, Work};
@@ -38,23 +38,48 @@ impl Reducer {
         O: Operation<T>,
         I: Input<T> + ?Sized,
     {
+        let (plan, _) = self.layout_plan::<T, O>(Layout::of(&shape), None);
+        self.reduce_each_planned(op, input, shape, plan)
+    }
+
+    /// [`Reducer::reduce_each`] by a plan of one's own: one from [`Reducer::plan_each`] or
+    /// [`Reducer::plan_each_with`] for the same `shape`, `T` and `O`, perhaps with another
+    /// split ([`ShapePlan::with_split`]), for a benchmark or a test that compares the kernels
+    /// a shape could use. The plan's [`Family`] decides whether the reproducible twin runs, as
+    /// in [`Reducer::job_each`]. A plan made for another shape launches a grid counted for
+    /// that one: the simulator refuses what it would read or write out of bounds, a GPU may not.
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, Shape, ops::Sum, plan::shapes::ShapeKernel};
+    /// let reducer = Reducer::simulator();
+    /// let columns = Shape::columns(700, 4);
+    /// let input: Vec<f32> = (0..2800).map(|i| (i % 4) as f32).collect();
+    /// let (plan, _) = reducer.plan_each_with::<f32, Sum>(&columns, ShapeKernel::Columns).unwrap();
+    /// let in_bands = reducer.reduce_each_planned(Sum, &input, columns, plan.with_split(3).unwrap())?;
+    /// assert_eq!(in_bands, [0.0, 700.0, 1400.0, 2100.0]);
+    /// # Ok::<(), reduce_rs::Error>(())
+    /// ```
+    pub fn reduce_each_planned<T, O, I>(
+        &self,
+        op: O,
+        input: &I,
+        shape: Shape<'_>,
+        plan: ShapePlan,
+    ) -> Result<Vec<O::Output>>
+    where
+        T: Element,
+        O: Operation<T>,
+        I: Input<T> + ?Sized,
+    {
         let _ = op;
         shape.check(input.len())?;
-        let results = shape.results();
-        if results == 0 || input.is_empty() {
-            return Ok(vec![O::empty(); results]);
+        if shape.results() == 0 || input.is_empty() {
+            return Ok(vec![O::empty(); shape.results()]);
         }
-        let job = self.shape_job::<T, O>(Layout::of(&shape), offsets_of(&shape), input.len());
+        let job = job_for::<T, O>(Layout::of(&shape), plan, offsets_of(&shape), input.len());
         let (feed, _record_read) = self.feed(input)?;
         let bytes = self.backend.run(&job, feed)?;
-        Ok(bytes
-            .chunks_exact(size_of::<O::Device>())
-            .enumerate()
-            .map(|(i, chunk)| match shape.len_of(i) {
-                Some(0) | None => O::empty(),
-                Some(_) => O::output(device_value::<T, O>(chunk)),
-            })
-            .collect())
+        Ok(outputs_of::<T, O>(&bytes, &shape))
     }
 
     /// Reduces every row, column or segment of `input` with `op` into `output` (one result
