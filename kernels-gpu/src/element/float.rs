@@ -4,6 +4,31 @@
 use super::traits::{Accumulator, Element};
 use super::vector::Lanes;
 
+/// One of [`Extremes`]' methods: on the GPU the PTX instruction `$op.$name` (register class
+/// `$reg`); in the simulator the same rule spelled out, `self` kept where `$first(self, other)`
+/// or where `other` is a NaN.
+macro_rules! extreme_fn {
+    ($method:ident, $op:literal, $t:ty, $name:literal, $reg:ident, $first:expr) => {
+        #[inline(always)]
+        fn $method(self, other: $t) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let picked: $t;
+                // SAFETY: a register operation; touches no memory.
+                unsafe {
+                    core::arch::asm!(concat!($op, ".", $name, " {0}, {1}, {2};"), out($reg) picked, in($reg) self, in($reg) other, options(pure, nomem, nostack))
+                };
+                picked
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let first: fn($t, $t) -> bool = $first;
+                if other.is_nan() || first(self, other) { self } else { other }
+            }
+        }
+    };
+}
+
 macro_rules! float_element {
     ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty, $by_maximum:literal, $reg:ident) => {
         impl Element for $t {
@@ -77,38 +102,10 @@ macro_rules! float_element {
         }
 
         impl Extremes for $t {
-            #[cfg(target_arch = "nvptx64")]
-            #[inline(always)]
-            fn max_num(self, other: $t) -> $t {
-                let larger: $t;
-                // SAFETY: a register operation; touches no memory.
-                unsafe {
-                    core::arch::asm!(concat!("max.", $name, " {0}, {1}, {2};"), out($reg) larger, in($reg) self, in($reg) other, options(pure, nomem, nostack))
-                };
-                larger
-            }
-            #[cfg(target_arch = "nvptx64")]
-            #[inline(always)]
-            fn min_num(self, other: $t) -> $t {
-                let smaller: $t;
-                // SAFETY: a register operation; touches no memory.
-                unsafe {
-                    core::arch::asm!(concat!("min.", $name, " {0}, {1}, {2};"), out($reg) smaller, in($reg) self, in($reg) other, options(pure, nomem, nostack))
-                };
-                smaller
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            #[inline(always)]
-            fn max_num(self, other: $t) -> $t {
-                let first = self > other || (self == other && self.is_sign_positive());
-                if other.is_nan() || first { self } else { other }
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            #[inline(always)]
-            fn min_num(self, other: $t) -> $t {
-                let first = self < other || (self == other && self.is_sign_negative());
-                if other.is_nan() || first { self } else { other }
-            }
+            extreme_fn!(max_num, "max", $t, $name, $reg, |a: $t, b: $t| a > b
+                || (a == b && a.is_sign_positive()));
+            extreme_fn!(min_num, "min", $t, $name, $reg, |a: $t, b: $t| a < b
+                || (a == b && a.is_sign_negative()));
         }
 
         impl Accumulator for $t {
