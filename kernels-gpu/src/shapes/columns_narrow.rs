@@ -370,13 +370,9 @@ impl ColumnDivisor {
     /// `n / cols`, for any `n` (see [`Self::small_quotient`] for the small ones).
     #[inline(always)]
     fn quotient(self, n: u32) -> u32 {
-        if self.reciprocal == 0 {
-            n >> self.shift
-        } else {
-            // `cols` is not zero (a `NonZeroU32` made it): `max(1)` tells the compiler so, and
-            // the division needs no check (which would pull in a panic).
-            n / self.cols.max(1)
-        }
+        // `cols` is not zero (a `NonZeroU32` made it): `max(1)` tells the compiler so, and the
+        // division needs no check (which would pull in a panic).
+        self.shift_or(n, |n| n / self.cols.max(1))
     }
 
     /// `n % cols`, for any `n`.
@@ -388,11 +384,19 @@ impl ColumnDivisor {
     /// `n / cols`, for `n · cols < 2^16`.
     #[inline(always)]
     fn small_quotient(self, n: u32) -> u32 {
+        self.shift_or(n, |n| {
+            debug_assert!(n * self.cols < 1 << Self::SHIFT);
+            (n * self.reciprocal) >> Self::SHIFT
+        })
+    }
+
+    /// `n / cols` by a shift for a power of two, else by `divide`.
+    #[inline(always)]
+    fn shift_or(self, n: u32, divide: impl FnOnce(u32) -> u32) -> u32 {
         if self.reciprocal == 0 {
             n >> self.shift
         } else {
-            debug_assert!(n * self.cols < 1 << Self::SHIFT);
-            (n * self.reciprocal) >> Self::SHIFT
+            divide(n)
         }
     }
 

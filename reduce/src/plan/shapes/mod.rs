@@ -15,6 +15,27 @@ use kernels_gpu::shapes::{columns, columns_narrow};
 pub use kernels_gpu::shapes::ShapeKernel;
 
 mod rules;
+/// The flat read's grid over `len` elements of `element` bytes, in blocks of `block` threads
+/// of which `wave` run at once: the fewest batches of `VECTORS_IN_FLIGHT` vectors a thread
+/// that one wave covers, and as many blocks as give each thread that many (not a batch and a
+/// few vectors more, which take a load latency each); a multiple of `multiple` (the column
+/// count's odd part, [`columns_narrow::grid_multiple`]), rounded up unless that passes the wave
+/// (a grid capped below the wave keeps the planner's choice of the bands), else down, and at
+/// least `multiple`.
+fn narrow_grid(len: usize, element: usize, block: u32, wave: u64, multiple: u64) -> usize {
+    let wave = wave.max(1);
+    let batch = VECTORS_IN_FLIGHT as u64;
+    let batches = vector_grid(len, element, batch, block, u64::MAX).div_ceil(wave);
+    let grid = vector_grid(len, element, batch * batches, block, wave);
+    let up = grid.next_multiple_of(multiple);
+    let grid = if up <= wave {
+        up
+    } else {
+        grid - grid % multiple
+    };
+    grid.max(multiple) as usize
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -333,29 +354,20 @@ pub(crate) fn plan_layout(
     };
     match layout {
         Layout::Columns { rows, cols } => {
-            // `ColumnsNarrow`: the fewest batches of `VECTORS_IN_FLIGHT` vectors a thread that
-            // one wave covers, and as many blocks as give each thread that many (not a batch
-            // and a few vectors more, which take a load latency each); a multiple of
-            // `grid_multiple` (rounded up, unless that passes the wave: a grid capped below it
-            // keeps the bands); a partial of every column per block, one ticket. Its grid is
-            // found once, and only for the column counts it can take.
+            // `ColumnsNarrow` (for the column counts it can take): its grid found once, a
+            // partial of every column per block, one ticket.
             let narrow = ShapeKernel::ColumnsNarrow;
             let narrow_grid = (family == Family::Plain
                 && columns_narrow::is_narrow(cols, sizes.element))
             .then(|| {
-                let (block, wave) = (block(narrow), resident(narrow).max(1));
-                let batch = VECTORS_IN_FLIGHT as u64;
-                let batches =
-                    vector_grid(rows * cols, sizes.element, batch, block, u64::MAX).div_ceil(wave);
-                let grid = vector_grid(rows * cols, sizes.element, batch * batches, block, wave);
                 let multiple = columns_narrow::grid_multiple(cols) as u64;
-                let up = grid.next_multiple_of(multiple);
-                (if up <= wave {
-                    up
-                } else {
-                    grid - grid % multiple
-                })
-                .max(multiple) as usize
+                narrow_grid(
+                    rows * cols,
+                    sizes.element,
+                    block(narrow),
+                    resident(narrow),
+                    multiple,
+                )
             })
             .filter(|&grid| match forced {
                 Some(kernel) => kernel == narrow,

@@ -306,3 +306,19 @@ fn the_reproducible_twins_give_each_lane_more_of_a_row() {
         "reproducible_rows_split_f64_sum"
     );
 }
+
+#[test]
+fn the_flat_grid_gives_whole_batches_on_a_multiple_of_the_count_s_odd_part() {
+    use super::narrow_grid;
+    // 2^20 × 8 f32: 2^21 vectors, 2048 blocks of one batch; three batches a thread cover them
+    // in one wave of 792: 683 blocks.
+    assert_eq!(narrow_grid(8 << 20, 4, 256, 792, 1), 683);
+    // 300000 × 5: 367 blocks of one batch, rounded up to a multiple of 5 ...
+    assert_eq!(narrow_grid(300_000 * 5, 4, 256, 792, 5), 370);
+    // ... but down where that would pass the wave (647680 × 5: 791 blocks, 795 > 792).
+    assert_eq!(narrow_grid(647_680 * 5, 4, 256, 792, 5), 790);
+    // A few rows: one block for each residue of the odd part, however little they read; at
+    // least that many where a wave holds fewer (the planner then keeps the bands).
+    assert_eq!(narrow_grid(10 * 7, 4, 256, 792, 7), 7);
+    assert_eq!(narrow_grid(1 << 20, 4, 256, 4, 7), 7);
+}
