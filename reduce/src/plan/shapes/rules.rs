@@ -270,8 +270,11 @@ pub const NARROW_ANY_WIDTH_ELEMENT: usize = 2;
 /// `docs/runs/2026-11-27-c/call21_narrow.log`): 2^18 rows × 20, 24 and 28 columns 18.7, 19.5
 /// and 22.6 against 18.1, 19.4 and 20.7; 2^19 rows 25.5, 28.8 and 32.4 against 26.4, 29.5 and
 /// 32.1; 2^20 rows 38.5, 44.6 and 51.0 against 44.7, 47.0 and 52.4; 2^21 rows 65.1, 76.8 and
-/// 88.3 against 77.5, 85.3 and 98.1. (16 and 32 columns keep the bands past a wave: 2^20 × 16
-/// 31.8 flat against 31.5, × 32 56.5 against 54.4, [`NARROW_PARTIALS`].)
+/// 88.3 against 77.5, 85.3 and 98.1; `f64` 20 columns (`call22_narrow.log`) 25.3 against 23.2
+/// at 2^18 rows, 39.6 against 43.3 at 2^19, 14 columns at 2^19 29.8 against 29.4 (the one
+/// count measured where the bands stay 1% ahead past the line). (16 and 32 columns keep the
+/// bands past a wave: 2^20 × 16 31.8 flat against 31.5, × 32 56.5 against 54.4,
+/// [`NARROW_PARTIALS`].)
 pub const NARROW_FLAT_ROWS: usize = 1 << 19;
 
 /// Whether a matrix of `rows` × `cols` columns of `element`-byte elements is read flat
