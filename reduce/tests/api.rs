@@ -200,4 +200,16 @@ fn shapes() {
     assert_eq!(means[0], None);
     assert_eq!(means[1], Some(4.5));
     assert!(reducer.reduce_each(Sum, &data, Shape::rows(3, 3)).is_err());
+    // Shapes the check refuses are errors before anything is planned: offsets that decrease,
+    // counts whose product overflows (debug builds would panic in the planner's arithmetic).
+    for shape in [
+        Shape::segments(&[7, 3]),
+        Shape::rows(usize::MAX, 2),
+        Shape::columns(2, usize::MAX),
+    ] {
+        assert!(reducer.reduce_each(Sum, &data, shape).is_err(), "{shape:?}");
+        // Planned alone (no input to check them against), they plan as empty ones.
+        let (plan, _) = reducer.plan_each::<f64, Sum>(&shape);
+        assert!(plan.launch.grid <= 1, "{shape:?}: {plan:?}");
+    }
 }

@@ -38,6 +38,8 @@ impl Reducer {
         O: Operation<T>,
         I: Input<T> + ?Sized,
     {
+        // Checked before it is planned: the planner takes the shape's counts as they are.
+        shape.check(input.len())?;
         let (plan, _) = self.layout_plan::<T, O>(Layout::of(&shape), None);
         self.reduce_each_planned(op, input, shape, plan)
     }

@@ -286,15 +286,35 @@ pub(crate) enum Layout {
     Segments { count: usize, total: usize },
 }
 
+/// The most elements a shape may have for the planner to take it as it is: 2^48, more than any
+/// GPU holds, so that its arithmetic (elements by bytes, blocks by columns) cannot overflow. A
+/// larger shape fits no input ([`Shape::check`] refuses it) and is planned as an empty one.
+const MAX_PLANNED_ELEMENTS: u128 = 1 << 48;
+
 impl Layout {
     pub(crate) fn of(shape: &Shape<'_>) -> Layout {
+        let plannable = |a: usize, b: usize| a as u128 * b as u128 <= MAX_PLANNED_ELEMENTS;
         match *shape {
-            Shape::Rows { rows, cols } => Layout::Rows { rows, cols },
-            Shape::Columns { rows, cols } => Layout::Columns { rows, cols },
-            Shape::Segments(offsets) => Layout::Segments {
-                count: shape.results(),
-                total: offsets.last().copied().unwrap_or(0) - offsets.first().copied().unwrap_or(0),
-            },
+            Shape::Rows { rows, cols } if plannable(rows, cols) => Layout::Rows { rows, cols },
+            Shape::Columns { rows, cols } if plannable(rows, cols) => {
+                Layout::Columns { rows, cols }
+            }
+            Shape::Rows { .. } => Layout::Rows { rows: 0, cols: 0 },
+            Shape::Columns { .. } => Layout::Columns { rows: 0, cols: 0 },
+            Shape::Segments(offsets) => {
+                // Offsets that decrease (which `Shape::check` refuses) span nothing.
+                let total = offsets
+                    .last()
+                    .copied()
+                    .unwrap_or(0)
+                    .saturating_sub(offsets.first().copied().unwrap_or(0));
+                let count = shape.results();
+                if plannable(total, 1) {
+                    Layout::Segments { count, total }
+                } else {
+                    Layout::Segments { count, total: 0 }
+                }
+            }
         }
     }
 }
