@@ -338,7 +338,7 @@ pub fn time_plan<T: HostElement, O: Checked<T>>(
         })
         .with_context(|| format!("timing {kernel}"))?;
     let raw = gpu.read_back_many(output, bytes)?;
-    let got = reduce_rs::op::outputs_of::<T, O>(&raw, &shape);
+    let got = shape.outputs_of::<T, O>(&raw);
     let verdict = check_each::<T, O>(input, spec, &plan, &kernel, &got);
     Ok(ShapeRun {
         plan,

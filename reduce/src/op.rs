@@ -12,7 +12,6 @@
 //! first occurrence. Integer sums wrap. See `kernels_gpu::ops` for the details.
 
 use crate::element::Element;
-use crate::shape::Shape;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use kernels_gpu::ops as kernel;
 use kernels_gpu::ops::Reduction;
@@ -225,26 +224,4 @@ pub fn device_value<T: Element, O: Operation<T>>(bytes: &[u8]) -> O::Device {
         )
     };
     crate::bytes::read_value(bytes)
-}
-
-/// The results of every row, column or segment of `shape` in `bytes`, as a kernel of
-/// [`Reducer::reduce_each`](crate::Reducer::reduce_each) left them in device memory (one
-/// `O::Device` each, read back): an empty row or segment gives [`Operation::empty`], whatever
-/// the kernel wrote for it.
-///
-/// ```
-/// use reduce_rs::{Shape, op::outputs_of, ops::Max};
-/// let bytes = [2.5f32.to_ne_bytes(), f32::NEG_INFINITY.to_ne_bytes()].concat();
-/// let got = outputs_of::<f32, Max>(&bytes, &Shape::segments(&[0, 3, 3]));
-/// assert_eq!(got, [Some(2.5), None]);
-/// ```
-pub fn outputs_of<T: Element, O: Operation<T>>(bytes: &[u8], shape: &Shape<'_>) -> Vec<O::Output> {
-    bytes
-        .chunks_exact(size_of::<O::Device>())
-        .enumerate()
-        .map(|(i, chunk)| match shape.len_of(i) {
-            Some(0) | None => O::empty(),
-            Some(_) => O::output(device_value::<T, O>(chunk)),
-        })
-        .collect()
 }

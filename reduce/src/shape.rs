@@ -1,7 +1,9 @@
 //! What a reduction of each row, column or segment reduces: [`Shape`], checked against the input
 //! (which kernel runs a shape, and how: `crate::plan::shapes`).
 
+use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::op::{Operation, device_value};
 
 /// What to reduce each of: rows or columns of a row-major matrix, or segments of a list.
 ///
@@ -60,6 +62,29 @@ impl<'a> Shape<'a> {
             Shape::Columns { cols, .. } => cols,
             Shape::Segments(offsets) => offsets.len().saturating_sub(1),
         }
+    }
+
+    /// The results of every row, column or segment of this shape in `bytes`, as a kernel of
+    /// [`Reducer::reduce_each`](crate::Reducer::reduce_each) left them in device memory (one
+    /// `O::Device` each, read back): an empty row or segment gives [`Operation::empty`],
+    /// whatever the kernel wrote for it.
+    ///
+    /// ```
+    /// use reduce_rs::{Shape, ops::Max};
+    /// let bytes = [2.5f32.to_ne_bytes(), f32::NEG_INFINITY.to_ne_bytes()].concat();
+    /// let got = Shape::segments(&[0, 3, 3]).outputs_of::<f32, Max>(&bytes);
+    /// assert_eq!(got, [Some(2.5), None]);
+    /// ```
+    pub fn outputs_of<T: Element, O: Operation<T>>(&self, bytes: &[u8]) -> Vec<O::Output> {
+        debug_assert_eq!(bytes.len(), self.results() * size_of::<O::Device>());
+        bytes
+            .chunks_exact(size_of::<O::Device>())
+            .enumerate()
+            .map(|(i, chunk)| match self.len_of(i) {
+                Some(0) | None => O::empty(),
+                Some(_) => O::output(device_value::<T, O>(chunk)),
+            })
+            .collect()
     }
 
     /// The number of elements result `i` reduces: `None` past the last result, and for a

@@ -5,7 +5,6 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::op::Operation;
-use crate::op::outputs_of;
 use crate::plan::reproducible as repro;
 use crate::plan::shapes::{Family, Layout, ShapeKernel, ShapePlan, plan_layout};
 use crate::plan::{self, Job, SegmentOffsets, Sizes, Work};
@@ -40,16 +39,20 @@ impl Reducer {
     {
         // Checked before it is planned: the planner takes the shape's counts as they are.
         shape.check(input.len())?;
+        if shape.results() == 0 || input.is_empty() {
+            return Ok(vec![O::empty(); shape.results()]);
+        }
         let (plan, _) = self.layout_plan::<T, O>(Layout::of(&shape), None);
         self.reduce_each_planned(op, input, shape, plan)
     }
 
-    /// [`Reducer::reduce_each`] by a plan of one's own: one from [`Reducer::plan_each`] or
-    /// [`Reducer::plan_each_with`] for the same `shape`, `T` and `O`, perhaps with another
-    /// split ([`ShapePlan::with_split`]), for a benchmark or a test that compares the kernels
-    /// a shape could use. The plan's [`Family`] decides whether the reproducible twin runs, as
-    /// in [`Reducer::job_each`]. A plan made for another shape launches a grid counted for
-    /// that one: the simulator refuses what it would read or write out of bounds, a GPU may not.
+    /// [`Reducer::reduce_each`] by a plan of one's own: one this reducer made with
+    /// [`Reducer::plan_each`] or [`Reducer::plan_each_with`] for the same `shape`, `T` and
+    /// `O`, perhaps with another split ([`ShapePlan::with_split`]), for a benchmark or a test
+    /// that compares the kernels a shape could use. The plan's [`Family`] decides whether the
+    /// reproducible twin runs, as in [`Reducer::job_each`]. Any other plan is refused
+    /// ([`Error::Shape`]): its grid and scratch were counted for another reduction. The kernel
+    /// runs even over an empty input, to write the empty rows' results.
     ///
     /// ```
     /// use reduce_rs::{Reducer, Shape, ops::Sum, plan::shapes::ShapeKernel};
@@ -59,6 +62,8 @@ impl Reducer {
     /// let (plan, _) = reducer.plan_each_with::<f32, Sum>(&columns, ShapeKernel::Columns).unwrap();
     /// let in_bands = reducer.reduce_each_planned(Sum, &input, columns, plan.with_split(3).unwrap())?;
     /// assert_eq!(in_bands, [0.0, 700.0, 1400.0, 2100.0]);
+    /// // The same elements as 350 rows of 8 columns: not what the plan was made for.
+    /// assert!(reducer.reduce_each_planned(Sum, &input, Shape::columns(350, 8), plan).is_err());
     /// # Ok::<(), reduce_rs::Error>(())
     /// ```
     pub fn reduce_each_planned<T, O, I>(
@@ -75,13 +80,32 @@ impl Reducer {
     {
         let _ = op;
         shape.check(input.len())?;
-        if shape.results() == 0 || input.is_empty() {
-            return Ok(vec![O::empty(); shape.results()]);
+        if !self.planned_for::<T, O>(&shape, plan) {
+            return Err(Error::Shape(format!(
+                "{plan:?} is no plan this reducer makes for {shape:?} of {} with {} \
+                 (plan_each, plan_each_with, ShapePlan::with_split)",
+                T::DTYPE,
+                O::KIND.name()
+            )));
+        }
+        if shape.results() == 0 {
+            return Ok(Vec::new());
         }
         let job = job_for::<T, O>(Layout::of(&shape), plan, offsets_of(&shape), input.len());
         let (feed, _record_read) = self.feed(input)?;
         let bytes = self.backend.run(&job, feed)?;
-        Ok(outputs_of::<T, O>(&bytes, &shape))
+        Ok(shape.outputs_of::<T, O>(&bytes))
+    }
+
+    /// Whether `plan` is one this reducer makes for `shape`: by [`Reducer::plan_each`] or
+    /// [`Reducer::plan_each_with`] in the plan's family, as it is or with its split.
+    fn planned_for<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>, plan: ShapePlan) -> bool {
+        let layout = Layout::of(shape);
+        let fits = crate::plan::shapes::fits(plan.kernel, shape, plan.family, size_of::<T>());
+        fits && [None, Some(plan.kernel)].into_iter().any(|forced| {
+            let (planned, _) = self.family_plan::<T, O>(plan.family, layout, forced);
+            planned == plan || planned.with_split(plan.split) == Some(plan)
+        })
     }
 
     /// Reduces every row, column or segment of `input` with `op` into `output` (one result
@@ -285,7 +309,18 @@ impl Reducer {
         layout: Layout,
         forced: Option<ShapeKernel>,
     ) -> (ShapePlan, String) {
-        let (family, sizes) = self.family::<T, O>();
+        let (family, _) = self.family::<T, O>();
+        self.family_plan::<T, O>(family, layout, forced)
+    }
+
+    /// [`Self::layout_plan`] by the kernels of `family`, whatever mode this reducer is in.
+    fn family_plan<T: Element, O: Operation<T>>(
+        &self,
+        family: Family,
+        layout: Layout,
+        forced: Option<ShapeKernel>,
+    ) -> (ShapePlan, String) {
+        let sizes = sizes_of::<T, O>(family);
         let name_of = |kernel: ShapeKernel| family.entry(kernel, T::DTYPE, O::KIND);
         // The plain kernels are built for one block size; the reproducible ones take the
         // reducer's (or their default), as far as their registers allow.

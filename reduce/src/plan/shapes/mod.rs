@@ -15,35 +15,15 @@ use kernels_gpu::shapes::{columns, columns_narrow};
 pub use kernels_gpu::shapes::ShapeKernel;
 
 mod rules;
-/// The flat read's grid over `len` elements of `element` bytes, in blocks of `block` threads
-/// of which `wave` run at once: the fewest batches of `VECTORS_IN_FLIGHT` vectors a thread
-/// that one wave covers, and as many blocks as give each thread that many (not a batch and a
-/// few vectors more, which take a load latency each); a multiple of `multiple` (the column
-/// count's odd part, [`columns_narrow::grid_multiple`]), rounded up unless that passes the wave
-/// (a grid capped below the wave keeps the planner's choice of the bands), else down, and at
-/// least `multiple`.
-fn narrow_grid(len: usize, element: usize, block: u32, wave: u64, multiple: u64) -> usize {
-    let wave = wave.max(1);
-    let batch = VECTORS_IN_FLIGHT as u64;
-    let batches = vector_grid(len, element, batch, block, u64::MAX).div_ceil(wave);
-    let grid = vector_grid(len, element, batch * batches, block, wave);
-    let up = grid.next_multiple_of(multiple);
-    let grid = if up <= wave {
-        up
-    } else {
-        grid - grid % multiple
-    };
-    grid.max(multiple) as usize
-}
-
 #[cfg(test)]
 mod tests;
 
 pub use rules::{
     ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD,
-    NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS, NARROW_PARTIALS, REPRODUCIBLE_VECTORS_PER_LANE,
-    REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND, SPLIT_MIN_VECTORS, SPLIT_ROW_BYTES,
-    SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors, lanes_per_row, narrow_columns, warp_per_row,
+    NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS, NARROW_FLAT_ROWS, NARROW_PARTIALS,
+    REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND, SPLIT_MIN_VECTORS,
+    SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors, lanes_per_row,
+    narrow_columns, warp_per_row,
 };
 
 /// One launch of a shape kernel.
@@ -319,6 +299,27 @@ impl Layout {
     }
 }
 
+/// The flat read's grid over `len` elements of `element` bytes, in blocks of `block` threads
+/// of which `wave` run at once: the fewest batches of `VECTORS_IN_FLIGHT` vectors a thread
+/// that one wave covers, and as many blocks as give each thread that many (not a batch and a
+/// few vectors more, which take a load latency each); a multiple of `multiple` (the column
+/// count's odd part, [`columns_narrow::grid_multiple`]), rounded up unless that passes the wave
+/// (a grid capped below the wave keeps the planner's choice of the bands), else down, and at
+/// least `multiple`.
+fn narrow_grid(len: usize, element: usize, block: u32, wave: u64, multiple: u64) -> usize {
+    let wave = wave.max(1);
+    let batch = VECTORS_IN_FLIGHT as u64;
+    let batches = vector_grid(len, element, batch, block, u64::MAX).div_ceil(wave);
+    let grid = vector_grid(len, element, batch * batches, block, wave);
+    let up = grid.next_multiple_of(multiple);
+    let grid = if up <= wave {
+        up
+    } else {
+        grid - grid % multiple
+    };
+    grid.max(multiple) as usize
+}
+
 /// The launch for `layout` (see [`plan_shape`]) of a kernel of `family` (`sizes.accumulator`
 /// is a state's bytes for [`Family::Reproducible`]), `block(kernel)` threads per block;
 /// `forced` names the kernel instead of choosing.
@@ -377,7 +378,7 @@ pub(crate) fn plan_layout(
             // `ColumnsNarrow` (for the column counts it can take): its grid found once, a
             // partial of every column per block, one ticket.
             let narrow = ShapeKernel::ColumnsNarrow;
-            let narrow_grid = (family == Family::Plain
+            let flat_grid = (family == Family::Plain
                 && columns_narrow::is_narrow(cols, sizes.element))
             .then(|| {
                 let multiple = columns_narrow::grid_multiple(cols) as u64;
@@ -396,7 +397,7 @@ pub(crate) fn plan_layout(
                         && narrow_columns(rows, cols, sizes.element, grid)
                 }
             });
-            if let Some(grid) = narrow_grid {
+            if let Some(grid) = flat_grid {
                 return plan(narrow, grid as u64, grid, grid * cols, 1);
             }
             let kernel = ShapeKernel::Columns;
