@@ -37,13 +37,14 @@ impl Reducer {
         O: Operation<T>,
         I: Input<T> + ?Sized,
     {
+        let _ = op;
         // Checked before it is planned: the planner takes the shape's counts as they are.
         shape.check(input.len())?;
         if shape.results() == 0 || input.is_empty() {
             return Ok(vec![O::empty(); shape.results()]);
         }
         let (plan, _) = self.layout_plan::<T, O>(Layout::of(&shape), None);
-        self.reduce_each_planned(op, input, shape, plan)
+        self.run_plan::<T, O, I>(input, shape, plan)
     }
 
     /// [`Reducer::reduce_each`] by a plan of one's own: one this reducer made with
@@ -91,6 +92,22 @@ impl Reducer {
         if shape.results() == 0 {
             return Ok(Vec::new());
         }
+        self.run_plan::<T, O, I>(input, shape, plan)
+    }
+
+    /// `plan` over `input` laid out as `shape` (checked, and the plan made for it), its results
+    /// read back.
+    fn run_plan<T, O, I>(
+        &self,
+        input: &I,
+        shape: Shape<'_>,
+        plan: ShapePlan,
+    ) -> Result<Vec<O::Output>>
+    where
+        T: Element,
+        O: Operation<T>,
+        I: Input<T> + ?Sized,
+    {
         let job = job_for::<T, O>(Layout::of(&shape), plan, offsets_of(&shape), input.len());
         let (feed, _record_read) = self.feed(input)?;
         let bytes = self.backend.run(&job, feed)?;
