@@ -80,6 +80,22 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
         }
         acc
     }
+    /// Lane `lane` of `K` vectors folded into `running`: the column kernels' group of loads
+    /// down one column, every element after all that `running` has seen (vector `j`'s lane is
+    /// element `index(j)`, increasing with `j`). [`column_group`](Reduction::column_group),
+    /// then [`accumulate`](Reduction::accumulate); max and min compare the lane's best key
+    /// alone with the running best instead, where the element type finds that key fast
+    /// ([`Element::lane_largest_key`]). (The arg operators measured that way lost: see
+    /// `kernels-gpu/src/shapes/PROFILES.md`.)
+    #[inline(always)]
+    fn accumulate_column_group<const K: usize>(
+        running: Self::Running,
+        vectors: &[T::Vector16; K],
+        lane: usize,
+        index: impl Fn(usize) -> usize,
+    ) -> Self::Running {
+        Self::accumulate(running, Self::column_group(vectors, lane, index))
+    }
     /// What `accumulate_group` put off, done once at the end of a thread's walk over its
     /// groups (before `settle`). The arg operators: of all the groups that beat the ones before
     /// them, only the last holds the thread's best, so it alone is searched for the lane with
@@ -255,10 +271,10 @@ macro_rules! plain_running {
     };
 }
 
-/// Min and max: the element with the best key (`better`); `at_least(a, b)`: `a` is as good as
-/// `b`, so of equal keys the first operand stays.
+/// Min and max: the element with the best key (`better`); `$of` (`Element::max_of`,
+/// `min_of`) combines two, of equal keys the first operand staying.
 macro_rules! extreme_op {
-    ($op:ident, $name:literal, $identity:ident, $key:ident, $best:ident, $better:expr, $at_least:expr) => {
+    ($op:ident, $name:literal, $identity:ident, $key:ident, $best:ident, $lane_best:ident, $better:expr, $of:ident) => {
         impl<T: Element> Reduction<T> for $op {
             const NAME: &'static str = $name;
             type Acc = T;
@@ -270,7 +286,7 @@ macro_rules! extreme_op {
             }
             #[inline(always)]
             fn combine(a: T, b: T) -> T {
-                if $at_least(a.$key(), b.$key()) { a } else { b }
+                T::$of(a, b)
             }
             #[inline(always)]
             fn vector(vector: T::Vector16, _first: usize) -> T {
@@ -283,6 +299,20 @@ macro_rules! extreme_op {
                 _index: impl Fn(usize) -> usize,
             ) -> T {
                 T::from_key(best_down_lane(vectors, lane, T::$key, $better).1)
+            }
+            /// The lane's best key, where the element type finds it fast, is its result.
+            #[inline(always)]
+            fn accumulate_column_group<const K: usize>(
+                running: T,
+                vectors: &[T::Vector16; K],
+                lane: usize,
+                index: impl Fn(usize) -> usize,
+            ) -> T {
+                match T::$lane_best(vectors, lane) {
+                    Some(key) if $better(key, running.$key()) => T::from_key(key),
+                    Some(_) => running,
+                    None => Self::accumulate(running, Self::column_group(vectors, lane, index)),
+                }
             }
             /// The group's best key, where the element type finds it fast, is its result.
             #[inline(always)]
@@ -312,8 +342,9 @@ extreme_op!(
     HIGHEST,
     key_nan_low,
     smallest_key,
+    lane_smallest_key,
     |a, b| a < b,
-    |a, b| a <= b
+    min_of
 );
 extreme_op!(
     Max,
@@ -321,8 +352,9 @@ extreme_op!(
     LOWEST,
     key_nan_high,
     largest_key,
+    lane_largest_key,
     |a, b| a > b,
-    |a, b| a >= b
+    max_of
 );
 
 /// An element and where it was: the accumulator and result of [`ArgMin`] and [`ArgMax`].

@@ -29,6 +29,59 @@ macro_rules! extreme_fn {
     };
 }
 
+/// The fast paths of max (or min) for a float type, where `$by_maximum` lets it take them (else
+/// the trait's answers: no fast key, and keys compared):
+/// - `$group` (`largest_key`): the extreme of every lane of a group by `$pick` (`max.f32`, one
+///   instruction a lane where a key is five), a NaN's key (`$nan_key`) if any lane is one;
+/// - `$lane` (`lane_largest_key`): the same down one lane, a column's group of loads;
+/// - `$of` (`max_of`): `$pick` unless either operand is a NaN, which then is the result (`a`
+///   first). The same bits as comparing keys: equal keys are equal bits, and `max.f32` orders
+///   `+0.0` above `-0.0` as the keys do; five instructions, not twelve.
+///
+/// Not for `f64` (see the `by_maximum` argument of `float_element!`).
+macro_rules! float_extremes {
+    ($t:ty, $bits:ty, $signed:ty, $lanes:literal, $by_maximum:literal, $group:ident, $lane:ident, $of:ident, $pick:ident, $key:ident, $nan_key:expr, $keeps_a:expr) => {
+        #[inline(always)]
+        fn $group<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
+            if !$by_maximum {
+                return None;
+            }
+            let (extreme, nan) = group_extreme(vectors, <$t>::$pick);
+            Some(if nan {
+                $nan_key
+            } else {
+                float_key!(extreme.to_bits(), $bits, $signed)
+            })
+        }
+        #[inline(always)]
+        fn $lane<const K: usize>(vectors: &[Lanes<$t, $lanes>; K], lane: usize) -> Option<$bits> {
+            if !$by_maximum {
+                return None;
+            }
+            let (extreme, nan) = lane_extreme(vectors, lane, <$t>::$pick);
+            Some(if nan {
+                $nan_key
+            } else {
+                float_key!(extreme.to_bits(), $bits, $signed)
+            })
+        }
+        #[inline(always)]
+        fn $of(a: $t, b: $t) -> $t {
+            if !$by_maximum {
+                let keeps_a: fn($bits, $bits) -> bool = $keeps_a;
+                return if keeps_a(a.$key(), b.$key()) { a } else { b };
+            }
+            if a.is_nan() {
+                a
+            } else if b.is_nan() {
+                b
+            } else {
+                a.$pick(b)
+            }
+        }
+    };
+}
+
 macro_rules! float_element {
     ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty, $by_maximum:literal, $reg:ident) => {
         impl Element for $t {
@@ -71,34 +124,35 @@ macro_rules! float_element {
             fn from_key(key: $bits) -> Self {
                 <$t>::from_bits(float_from_key!(key, $bits))
             }
-            /// The largest key of the lanes: their maximum by `max.f32` (`Extremes::max_num`), one
-            /// instruction a lane where a key is five, and a NaN's key if any lane is one;
-            /// `None` for `f64` (see the `by_maximum` argument of `float_element!`).
-            #[inline(always)]
-            fn largest_key<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
-                if !$by_maximum {
-                    return None;
-                }
-                let (largest, nan) = group_extreme(vectors, <$t>::max_num);
-                Some(if nan {
-                    <$bits>::MAX
-                } else {
-                    float_key!(largest.to_bits(), $bits, $signed)
-                })
-            }
-            /// The smallest key of the lanes (a NaN's, `0`, if any lane is one).
-            #[inline(always)]
-            fn smallest_key<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
-                if !$by_maximum {
-                    return None;
-                }
-                let (smallest, nan) = group_extreme(vectors, <$t>::min_num);
-                Some(if nan {
-                    0
-                } else {
-                    float_key!(smallest.to_bits(), $bits, $signed)
-                })
-            }
+            // Max's fast paths, then min's: a group's extreme key, a lane's, and the combine.
+            float_extremes!(
+                $t,
+                $bits,
+                $signed,
+                $lanes,
+                $by_maximum,
+                largest_key,
+                lane_largest_key,
+                max_of,
+                max_num,
+                key_nan_high,
+                <$bits>::MAX,
+                |a, b| a >= b
+            );
+            float_extremes!(
+                $t,
+                $bits,
+                $signed,
+                $lanes,
+                $by_maximum,
+                smallest_key,
+                lane_smallest_key,
+                min_of,
+                min_num,
+                key_nan_low,
+                0,
+                |a, b| a <= b
+            );
         }
 
         impl Extremes for $t {
@@ -198,6 +252,39 @@ pub(super) fn group_extreme<T: Extremes + PartialEq, const L: usize, const K: us
         width /= 2;
         for l in 0..width {
             best[l] = pick(best[l], best[l + width]);
+        }
+    }
+    (best[0], nan)
+}
+
+/// Lane `lane` of `vectors` by `pick` (`max_num` or `min_num`), as a tree, and whether any of
+/// them is a NaN (tested two vectors an instruction).
+#[inline(always)]
+pub(super) fn lane_extreme<T: Extremes + PartialEq, const L: usize, const K: usize>(
+    vectors: &[Lanes<T, L>; K],
+    lane: usize,
+    pick: impl Fn(T, T) -> T,
+) -> (T, bool) {
+    const {
+        assert!(
+            K.is_power_of_two() && K >= 2,
+            "a group is a power of two of vectors"
+        )
+    };
+    let mut best: [T; K] = core::array::from_fn(|j| vectors[j].0[lane]);
+    let mut nan = false;
+    let mut j = 0;
+    while j + 1 < K {
+        #[allow(clippy::eq_op)] // `x != x`: x is a NaN.
+        let pair = (best[j] != best[j]) | (best[j + 1] != best[j + 1]);
+        nan |= pair;
+        j += 2;
+    }
+    let mut width = K;
+    while width > 1 {
+        width /= 2;
+        for j in 0..width {
+            best[j] = pick(best[j], best[j + width]);
         }
     }
     (best[0], nan)

@@ -170,7 +170,7 @@ fn the_16_bit_floats_find_a_groups_extreme_keys_two_lanes_at_a_time() {
 
 /// `f32` and `f64` values of every class: zeros of both signs, subnormals, ordinary values,
 /// infinities, NaNs of both signs (and a quiet and a signalling payload).
-const F32_CLASSES: [u32; 14] = [
+pub(crate) const F32_CLASSES: [u32; 14] = [
     0x0000_0000,
     0x8000_0000,
     0x0000_0001,
@@ -216,6 +216,21 @@ fn f32_and_f64_find_a_groups_extreme_keys_by_their_maximum() {
             lanes().map(f32::key_nan_low).min(),
             "{shown:?}"
         );
+        // One lane down the vectors: a column's group of loads.
+        for lane in 0..4 {
+            let column = || narrow.iter().map(|vector| vector.0[lane]);
+            let shown: std::vec::Vec<f32> = column().collect();
+            assert_eq!(
+                f32::lane_largest_key(&narrow, lane),
+                column().map(f32::key_nan_high).max(),
+                "{shown:?}"
+            );
+            assert_eq!(
+                f32::lane_smallest_key(&narrow, lane),
+                column().map(f32::key_nan_low).min(),
+                "{shown:?}"
+            );
+        }
         // `f64` looks at each lane (`largest_key` is `None`); its `group_extreme` is checked
         // all the same, for the day it is used.
         let lanes = || wide.iter().flat_map(|vector| vector.0);
@@ -236,4 +251,43 @@ fn f32_and_f64_find_a_groups_extreme_keys_by_their_maximum() {
         assert_eq!(Some(low), lanes().map(f64::key_nan_low).min(), "{shown:?}");
     }
     assert_eq!(f64::largest_key(&[Lanes([1.0f64; 2])]), None);
+    assert_eq!(f64::lane_largest_key(&[Lanes([1.0f64; 2]); 2], 0), None);
+}
+
+/// `max_of` and `min_of` of `f32` and `f64` (by `max`/`min` and a NaN test) return the very
+/// operand that comparing keys returns: every pair of classes, both orders.
+#[test]
+fn float_max_and_min_of_two_are_the_operand_the_keys_pick() {
+    fn bits<T: Element>(x: T) -> std::vec::Vec<u32> {
+        x.to_words().as_ref().to_vec()
+    }
+    fn check<T: Element + core::fmt::Debug>(a: T, b: T) {
+        let by_keys_max = if a.key_nan_high() >= b.key_nan_high() {
+            a
+        } else {
+            b
+        };
+        let by_keys_min = if a.key_nan_low() <= b.key_nan_low() {
+            a
+        } else {
+            b
+        };
+        assert_eq!(
+            bits(T::max_of(a, b)),
+            bits(by_keys_max),
+            "max_of({a:?}, {b:?})"
+        );
+        assert_eq!(
+            bits(T::min_of(a, b)),
+            bits(by_keys_min),
+            "min_of({a:?}, {b:?})"
+        );
+    }
+    for &a in &F32_CLASSES {
+        for &b in &F32_CLASSES {
+            let (a, b) = (f32::from_bits(a), f32::from_bits(b));
+            check(a, b);
+            check(f64::from(a), f64::from(b));
+        }
+    }
 }

@@ -68,6 +68,48 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     fn smallest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
         None
     }
+    /// `a` or `b`, whichever has the larger [`key_nan_high`](Element::key_nan_high) (so a NaN
+    /// if either is one), `a` on a tie: max's `combine`. By the keys, unless the type has a
+    /// cheaper way (`f32`, `f64`: `max.f32`, `max.f64` and a test for NaNs).
+    #[inline(always)]
+    fn max_of(a: Self, b: Self) -> Self {
+        if a.key_nan_high() >= b.key_nan_high() {
+            a
+        } else {
+            b
+        }
+    }
+    /// `a` or `b`, whichever has the smaller [`key_nan_low`](Element::key_nan_low) (a NaN if
+    /// either is one), `a` on a tie: min's `combine`.
+    #[inline(always)]
+    fn min_of(a: Self, b: Self) -> Self {
+        if a.key_nan_low() <= b.key_nan_low() {
+            a
+        } else {
+            b
+        }
+    }
+    /// The largest [`key_nan_high`](Element::key_nan_high) of lane `lane` of `vectors` (one
+    /// column's group of loads in the column kernels), where the type finds it faster than key
+    /// by key (`f32`: `max.f32`, an instruction a lane where a key is five), else `None`.
+    /// Max and argmax compare it alone with a column's running best
+    /// ([`Reduction::accumulate_column_group`](crate::ops::Reduction::accumulate_column_group)).
+    #[inline(always)]
+    fn lane_largest_key<const K: usize>(
+        _vectors: &[Self::Vector16; K],
+        _lane: usize,
+    ) -> Option<Self::Key> {
+        None
+    }
+    /// The smallest [`key_nan_low`](Element::key_nan_low) of lane `lane` of `vectors`, or
+    /// `None`: [`lane_largest_key`](Element::lane_largest_key)'s twin for min and argmin.
+    #[inline(always)]
+    fn lane_smallest_key<const K: usize>(
+        _vectors: &[Self::Vector16; K],
+        _lane: usize,
+    ) -> Option<Self::Key> {
+        None
+    }
 }
 
 /// An order key: `u32` or `u64`.

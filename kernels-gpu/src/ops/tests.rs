@@ -248,3 +248,35 @@ fn means_and_sums_use_their_accumulators() {
     let halves = [crate::element::Bf16(0x3f80), crate::element::Bf16(0x4000)];
     assert_eq!(fold::<crate::element::Bf16, Sum>(&halves), 3.0f32);
 }
+
+/// `accumulate_column_group` of `f32` max and min (the lane's extreme by `max.f32`, compared
+/// with the running best alone) against `column_group` then `accumulate`, the same bits: groups
+/// of four and eight vectors drawn from every class of value, NaNs and signed zeros included.
+#[test]
+fn f32_column_groups_by_the_lanes_extreme_agree_with_combining_row_by_row() {
+    use crate::element::Lanes;
+    use crate::element::tests::{F32_CLASSES, next};
+    fn agree<R: Reduction<f32, Running = f32, Acc = f32>, const K: usize>(seed: &mut u64) {
+        let mut pick = || f32::from_bits(F32_CLASSES[(next(seed) % 14) as usize]);
+        let group: [Lanes<f32, 4>; K] =
+            core::array::from_fn(|_| Lanes(core::array::from_fn(|_| pick())));
+        let running = pick();
+        for lane in 0..4 {
+            let fast = R::accumulate_column_group(running, &group, lane, |j| j);
+            let slow = R::accumulate(running, R::column_group(&group, lane, |j| j));
+            let column: Vec<f32> = group.iter().map(|vector| vector.0[lane]).collect();
+            assert!(
+                same_value(fast, slow) && fast.is_nan() == slow.is_nan(),
+                "{}: running {running:?}, column {column:?}: fast {fast:?}, slow {slow:?}",
+                R::NAME
+            );
+        }
+    }
+    let mut seed = 0x853c_49e6_748f_ea9b;
+    for _ in 0..5000 {
+        agree::<Max, 4>(&mut seed);
+        agree::<Min, 4>(&mut seed);
+        agree::<Max, 8>(&mut seed);
+        agree::<Min, 8>(&mut seed);
+    }
+}

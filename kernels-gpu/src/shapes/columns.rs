@@ -159,8 +159,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
             while row + (LOADS_IN_FLIGHT - 1) * step < band_end {
                 let loaded = vectors.load_strided::<LOADS_IN_FLIGHT>(row * per_row + group, step * per_row);
                 T::Vector16::for_lanes(|k| {
-                    let acc = R::column_group(&loaded, k, |j| row + j * step);
-                    running[k] = R::accumulate(running[k], acc);
+                    running[k] = R::accumulate_column_group(running[k], &loaded, k, |j| row + j * step);
                 });
                 row += LOADS_IN_FLIGHT * step;
             }

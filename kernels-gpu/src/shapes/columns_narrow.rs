@@ -196,8 +196,7 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
     while vector + in_flight - threads < vectors.len() {
         let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
         T::Vector16::for_lanes(|k| {
-            let acc = R::column_group(&loaded, k, |j| steps + j);
-            running[k] = R::accumulate(running[k], acc);
+            running[k] = R::accumulate_column_group(running[k], &loaded, k, |j| steps + j);
         });
         vector += in_flight;
         steps += VECTORS_IN_FLIGHT;
