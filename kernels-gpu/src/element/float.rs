@@ -223,71 +223,65 @@ pub(super) trait Extremes: Copy {
 
 /// The extreme lane of `vectors` by `pick` (`max_num` or `min_num`: lane by lane down the
 /// vectors, then across the lanes, so that no chain of dependent instructions is long), and
-/// whether any lane is a NaN (tested two lanes an instruction: `setp.nan` takes two operands).
+/// whether any lane is a NaN.
 #[inline(always)]
 pub(super) fn group_extreme<T: Extremes + PartialEq, const L: usize, const K: usize>(
     vectors: &[Lanes<T, L>; K],
     pick: impl Fn(T, T) -> T,
 ) -> (T, bool) {
-    const { assert!(L.is_multiple_of(2), "lanes are tested for NaNs in pairs") };
-    let mut best = vectors[0].0;
     let mut nan = false;
     for vector in vectors {
-        let lanes = vector.0;
-        let mut l = 0;
-        while l + 1 < L {
-            #[allow(clippy::eq_op)] // `x != x`: x is a NaN.
-            let pair = (lanes[l] != lanes[l]) | (lanes[l + 1] != lanes[l + 1]);
-            nan |= pair;
-            l += 2;
-        }
+        nan = or_any_nan(nan, &vector.0);
     }
+    let mut best = vectors[0].0;
     for vector in &vectors[1..] {
         for (b, &x) in best.iter_mut().zip(vector.0.iter()) {
             *b = pick(*b, x);
         }
     }
-    let mut width = L;
-    while width > 1 {
-        width /= 2;
-        for l in 0..width {
-            best[l] = pick(best[l], best[l + width]);
-        }
-    }
-    (best[0], nan)
+    (pick_tree(best, pick), nan)
 }
 
-/// Lane `lane` of `vectors` by `pick` (`max_num` or `min_num`), as a tree, and whether any of
-/// them is a NaN (tested two vectors an instruction).
+/// Lane `lane` of `vectors` by `pick` (`max_num` or `min_num`), and whether any of them is a
+/// NaN: a column's group of loads.
 #[inline(always)]
 pub(super) fn lane_extreme<T: Extremes + PartialEq, const L: usize, const K: usize>(
     vectors: &[Lanes<T, L>; K],
     lane: usize,
     pick: impl Fn(T, T) -> T,
 ) -> (T, bool) {
-    const {
-        assert!(
-            K.is_power_of_two() && K >= 2,
-            "a group is a power of two of vectors"
-        )
-    };
-    let mut best: [T; K] = core::array::from_fn(|j| vectors[j].0[lane]);
-    let mut nan = false;
-    let mut j = 0;
-    while j + 1 < K {
+    let values: [T; K] = core::array::from_fn(|j| vectors[j].0[lane]);
+    (pick_tree(values, pick), or_any_nan(false, &values))
+}
+
+/// `nan`, or whether any of `values` is a NaN, tested two an instruction (`setp.nan` takes two
+/// operands), each pair into one running flag.
+#[inline(always)]
+fn or_any_nan<T: PartialEq, const N: usize>(mut nan: bool, values: &[T; N]) -> bool {
+    const { assert!(N.is_multiple_of(2), "values are tested for NaNs in pairs") };
+    let mut i = 0;
+    while i + 1 < N {
         #[allow(clippy::eq_op)] // `x != x`: x is a NaN.
-        let pair = (best[j] != best[j]) | (best[j + 1] != best[j + 1]);
+        let pair = (values[i] != values[i]) | (values[i + 1] != values[i + 1]);
         nan |= pair;
-        j += 2;
+        i += 2;
     }
-    let mut width = K;
+    nan
+}
+
+/// `values` folded by `pick` as a halving tree: no chain of dependent picks longer than
+/// `log2(N)`.
+#[inline(always)]
+fn pick_tree<T: Copy, const N: usize>(mut values: [T; N], pick: impl Fn(T, T) -> T) -> T {
+    const { assert!(N.is_power_of_two(), "a tree halves a power of two") };
+    let mut width = N;
     while width > 1 {
         width /= 2;
-        for j in 0..width {
-            best[j] = pick(best[j], best[j + width]);
+        for i in 0..width {
+            values[i] = pick(values[i], values[i + width]);
         }
     }
-    (best[0], nan)
+    values[0]
 }
 
 /// `|x|` without `std` (clears the sign bit).
