@@ -40,7 +40,8 @@ macro_rules! extreme_fn {
 ///
 /// Not for `f64` (see the `by_maximum` argument of `float_element!`).
 macro_rules! float_extremes {
-    ($t:ty, $bits:ty, $signed:ty, $lanes:literal, $by_maximum:literal, $group:ident, $lane:ident, $of:ident, $pick:ident, $key:ident, $nan_key:expr, $keeps_a:expr) => {
+    ($t:ty, $bits:ty, $signed:ty, $lanes:literal, $by_maximum:literal;
+     $group:ident, $lane:ident, $of:ident, $pick:ident, $key:ident, $nan_key:expr, $keeps_a:expr) => {
         #[inline(always)]
         fn $group<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
             if !$by_maximum {
@@ -125,34 +126,10 @@ macro_rules! float_element {
                 <$t>::from_bits(float_from_key!(key, $bits))
             }
             // Max's fast paths, then min's: a group's extreme key, a lane's, and the combine.
-            float_extremes!(
-                $t,
-                $bits,
-                $signed,
-                $lanes,
-                $by_maximum,
-                largest_key,
-                lane_largest_key,
-                max_of,
-                max_num,
-                key_nan_high,
-                <$bits>::MAX,
-                |a, b| a >= b
-            );
-            float_extremes!(
-                $t,
-                $bits,
-                $signed,
-                $lanes,
-                $by_maximum,
-                smallest_key,
-                lane_smallest_key,
-                min_of,
-                min_num,
-                key_nan_low,
-                0,
-                |a, b| a <= b
-            );
+            float_extremes!($t, $bits, $signed, $lanes, $by_maximum;
+                largest_key, lane_largest_key, max_of, max_num, key_nan_high, <$bits>::MAX, |a, b| a >= b);
+            float_extremes!($t, $bits, $signed, $lanes, $by_maximum;
+                smallest_key, lane_smallest_key, min_of, min_num, key_nan_low, 0, |a, b| a <= b);
         }
 
         impl Extremes for $t {
