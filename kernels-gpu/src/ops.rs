@@ -64,8 +64,8 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// Lane `lane` of `K` vectors combined, in order: the column kernel's group of loads down
     /// one column (vector `j`'s lane is element `index(j)`, increasing with `j`). Lifted and
     /// combined one by one, unless the operator has a cheaper way: min, max and the arg
-    /// operators compare keys (one integer instruction each, where `combine` would compute
-    /// the running value's key again for every element) and build one value at the end.
+    /// operators compare keys (one integer instruction each, where `combine` would work out the
+    /// running value's order again for every element) and build one value at the end.
     #[inline(always)]
     fn column_group<const K: usize>(
         vectors: &[T::Vector16; K],
@@ -86,7 +86,7 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// then [`accumulate`](Reduction::accumulate); max and min compare the lane's best key
     /// alone with the running best instead, where the element type finds that key fast
     /// ([`Element::lane_largest_key`]). (The arg operators measured that way lost: see
-    /// `kernels-gpu/src/shapes/PROFILES.md`.)
+    /// `kernels-gpu/src/shapes/PROFILES.md`, "f32 max and min by `max.f32`".)
     #[inline(always)]
     fn accumulate_column_group<const K: usize>(
         running: Self::Running,
@@ -300,7 +300,8 @@ macro_rules! extreme_op {
             ) -> T {
                 T::from_key(best_down_lane(vectors, lane, T::$key, $better).1)
             }
-            /// The lane's best key, where the element type finds it fast, is its result.
+            /// The lane's best key, where the element type finds it fast, compared alone with
+            /// the running best.
             #[inline(always)]
             fn accumulate_column_group<const K: usize>(
                 running: T,

@@ -224,6 +224,58 @@ fn rows_of_a_block_each<T: Float>() {
     }
 }
 
+/// Every input a column of one matrix of `cols` columns (the inputs repeated to fill them), so
+/// that each column's groups of rows hold the plants: read flat (`kernel`
+/// `ColumnsNarrow`, four rows a group) or in bands (`Columns`, eight), where `f32` max and min
+/// compare each lane's extreme by `max.f32`/`min.f32` with the column's running best.
+fn columns_of_one_matrix<T: Float>(cols: usize, kernel: ShapeKernel) {
+    let reducer = Reducer::simulator();
+    let mut rng = ChaCha8Rng::seed_from_u64(18);
+    let inputs = planted(&COLUMNS, COLUMNS.stride(size_of::<T>()), &mut rng);
+    let rows = COLUMNS.len;
+    let column = |c: usize| &inputs[c % inputs.len()];
+    let matrix: Vec<T> = (0..rows * cols)
+        .map(|i| T::from_f32(column(i % cols).1[i / cols]))
+        .collect();
+    let shape = Shape::columns(rows, cols);
+    let (plan, _) = reducer.plan_each::<T, Max>(&shape);
+    assert_eq!(plan.kernel, kernel, "{cols} columns");
+    let argmax = reducer.reduce_each(ArgMax, &matrix, shape).unwrap();
+    let argmin = reducer.reduce_each(ArgMin, &matrix, shape).unwrap();
+    let max = reducer.reduce_each(Max, &matrix, shape).unwrap();
+    let min = reducer.reduce_each(Min, &matrix, shape).unwrap();
+    for c in 0..cols {
+        let results = (
+            argmax[c].unwrap().0,
+            argmin[c].unwrap().0,
+            max[c].unwrap(),
+            min[c].unwrap(),
+        );
+        let xs: Vec<T> = column(c).1.iter().map(|&x| T::from_f32(x)).collect();
+        check(
+            &format!("{} (column {c} of {cols})", column(c).0),
+            &xs,
+            results,
+        );
+    }
+}
+
+/// Columns of 2048 rows, the plants at rows 37 and 37 + `stride` (the stride matters not: any
+/// two rows in different groups of a column).
+const COLUMNS: Layout = Layout {
+    name: "columns",
+    len: 2048,
+    first: 37,
+    threads: 8,
+};
+
+#[test]
+fn f32_column_extremes_compare_each_lanes_extreme_as_the_order_rules_say() {
+    columns_of_one_matrix::<f32>(12, ShapeKernel::ColumnsNarrow);
+    columns_of_one_matrix::<f32>(64, ShapeKernel::Columns);
+    columns_of_one_matrix::<bf16>(64, ShapeKernel::Columns);
+}
+
 #[test]
 fn bf16_extremes_skip_and_search_groups_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<bf16>();

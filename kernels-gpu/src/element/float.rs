@@ -29,49 +29,30 @@ macro_rules! extreme_fn {
     };
 }
 
-/// The fast paths of max (or min) for a float type, where `$by_maximum` lets it take them (else
-/// the trait's answers: no fast key, and keys compared):
+/// The fast paths of max (or min) for a float type whose `by_maximum` is `true` (`f32`; with
+/// `false`, nothing: `f64` keeps the trait's answers, no fast key and keys compared):
 /// - `$group` (`largest_key`): the extreme of every lane of a group by `$pick` (`max.f32`, one
 ///   instruction a lane where a key is five), a NaN's key (`$nan_key`) if any lane is one;
 /// - `$lane` (`lane_largest_key`): the same down one lane, a column's group of loads;
 /// - `$of` (`max_of`): `$pick` unless either operand is a NaN, which then is the result (`a`
 ///   first). The same bits as comparing keys: equal keys are equal bits, and `max.f32` orders
 ///   `+0.0` above `-0.0` as the keys do; five instructions, not twelve.
-///
-/// Not for `f64` (see the `by_maximum` argument of `float_element!`).
 macro_rules! float_extremes {
-    ($t:ty, $bits:ty, $signed:ty, $lanes:literal, $by_maximum:literal;
-     $group:ident, $lane:ident, $of:ident, $pick:ident, $key:ident, $nan_key:expr, $keeps_a:expr) => {
+    (false; $($rest:tt)*) => {};
+    (true; $t:ty, $bits:ty, $signed:ty, $lanes:literal;
+     $group:ident, $lane:ident, $of:ident, $pick:ident, $nan_key:expr) => {
         #[inline(always)]
         fn $group<const K: usize>(vectors: &[Lanes<$t, $lanes>; K]) -> Option<$bits> {
-            if !$by_maximum {
-                return None;
-            }
             let (extreme, nan) = group_extreme(vectors, <$t>::$pick);
-            Some(if nan {
-                $nan_key
-            } else {
-                float_key!(extreme.to_bits(), $bits, $signed)
-            })
+            Some(key_or_nan!(extreme, nan, $nan_key, $bits, $signed))
         }
         #[inline(always)]
         fn $lane<const K: usize>(vectors: &[Lanes<$t, $lanes>; K], lane: usize) -> Option<$bits> {
-            if !$by_maximum {
-                return None;
-            }
             let (extreme, nan) = lane_extreme(vectors, lane, <$t>::$pick);
-            Some(if nan {
-                $nan_key
-            } else {
-                float_key!(extreme.to_bits(), $bits, $signed)
-            })
+            Some(key_or_nan!(extreme, nan, $nan_key, $bits, $signed))
         }
         #[inline(always)]
         fn $of(a: $t, b: $t) -> $t {
-            if !$by_maximum {
-                let keeps_a: fn($bits, $bits) -> bool = $keeps_a;
-                return if keeps_a(a.$key(), b.$key()) { a } else { b };
-            }
             if a.is_nan() {
                 a
             } else if b.is_nan() {
@@ -83,8 +64,20 @@ macro_rules! float_extremes {
     };
 }
 
+/// The key of `extreme`, or `nan_key` where a lane was a NaN (`extreme` is then a number the
+/// NaN was passed over for).
+macro_rules! key_or_nan {
+    ($extreme:expr, $nan:expr, $nan_key:expr, $bits:ty, $signed:ty) => {
+        if $nan {
+            $nan_key
+        } else {
+            float_key!($extreme.to_bits(), $bits, $signed)
+        }
+    };
+}
+
 macro_rules! float_element {
-    ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty, $by_maximum:literal, $reg:ident) => {
+    ($t:ty, $name:literal, $bits:ty, $signed:ty, $lanes:literal, $mean:ty, $by_maximum:tt, $reg:ident) => {
         impl Element for $t {
             type Vector16 = Lanes<$t, $lanes>;
             type SumAcc = $t;
@@ -125,11 +118,10 @@ macro_rules! float_element {
             fn from_key(key: $bits) -> Self {
                 <$t>::from_bits(float_from_key!(key, $bits))
             }
-            // Max's fast paths, then min's: a group's extreme key, a lane's, and the combine.
-            float_extremes!($t, $bits, $signed, $lanes, $by_maximum;
-                largest_key, lane_largest_key, max_of, max_num, key_nan_high, <$bits>::MAX, |a, b| a >= b);
-            float_extremes!($t, $bits, $signed, $lanes, $by_maximum;
-                smallest_key, lane_smallest_key, min_of, min_num, key_nan_low, 0, |a, b| a <= b);
+            float_extremes!($by_maximum; $t, $bits, $signed, $lanes;
+                largest_key, lane_largest_key, max_of, max_num, <$bits>::MAX);
+            float_extremes!($by_maximum; $t, $bits, $signed, $lanes;
+                smallest_key, lane_smallest_key, min_of, min_num, 0);
         }
 
         impl Extremes for $t {
@@ -180,11 +172,14 @@ macro_rules! float_element {
         }
     };
 }
-// `by_maximum` (the second-to-last argument): whether max and min find a group's best key by
-// the maximum or minimum of its lanes (`Element::largest_key`; their arg twins keep the tree,
-// `Element::ARG_SKIPS_GROUPS`). Not for `f64`, whose two lanes a vector save little, and whose
-// whole-array argmax then needed 69 registers where 64 let blocks of 1024 threads run (47 by
-// keys). The last: the `asm!` register class of `max` and `min`.
+// `by_maximum` (the second-to-last argument): whether max and min go by `max`/`min` and a NaN
+// test rather than by keys (`float_extremes!`): a group's best key (`Element::largest_key`;
+// their arg twins keep the tree, `Element::ARG_SKIPS_GROUPS`), a column lane's
+// (`lane_largest_key`) and the combine (`max_of`). Not for `f64`: its two lanes a vector save
+// little, its whole-array argmax then needed 69 registers where 64 let blocks of 1024 threads
+// run (47 by keys), and a first cut of its combine by `max.f64` took more registers
+// (`rows_warp_f64_max` 42 → 48, `columns_narrow_f64_max` 40 → 53; not timed). The last: the
+// `asm!` register class of `max` and `min`.
 float_element!(f32, "f32", u32, i32, 4, f32, true, reg32);
 float_element!(f64, "f64", u64, i64, 2, f64, false, reg64);
 

@@ -254,8 +254,25 @@ fn f32_and_f64_find_a_groups_extreme_keys_by_their_maximum() {
     assert_eq!(f64::lane_largest_key(&[Lanes([1.0f64; 2]); 2], 0), None);
 }
 
-/// `max_of` and `min_of` of `f32` and `f64` (by `max`/`min` and a NaN test) return the very
-/// operand that comparing keys returns: every pair of classes, both orders.
+/// The simulator's `max_num` and `min_num` follow PTX's `max.f32`/`min.f32`: a NaN operand is
+/// passed over for the other, `+0.0` is above `-0.0` in either order.
+#[test]
+fn the_simulators_max_and_min_pass_over_a_nan_and_order_zeros() {
+    for (x, nan) in [(1.5f32, f32::NAN), (-2.0, -f32::NAN)] {
+        assert_eq!(x.max_num(nan).to_bits(), x.to_bits());
+        assert_eq!(nan.max_num(x).to_bits(), x.to_bits());
+        assert_eq!(x.min_num(nan).to_bits(), x.to_bits());
+        assert_eq!(nan.min_num(x).to_bits(), x.to_bits());
+    }
+    for (a, b) in [(0.0f32, -0.0f32), (-0.0, 0.0)] {
+        assert_eq!(a.max_num(b).to_bits(), 0.0f32.to_bits());
+        assert_eq!(a.min_num(b).to_bits(), (-0.0f32).to_bits());
+    }
+}
+
+/// `max_of` and `min_of` of `f32` (by `max.f32`/`min.f32` and a NaN test) return the very
+/// operand that comparing keys returns: every pair of classes, both orders. (`f64` compares
+/// keys itself: checked as a guard against a later fast path.)
 #[test]
 fn float_max_and_min_of_two_are_the_operand_the_keys_pick() {
     fn bits<T: Element>(x: T) -> std::vec::Vec<u32> {

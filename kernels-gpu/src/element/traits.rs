@@ -70,7 +70,7 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     }
     /// `a` or `b`, whichever has the larger [`key_nan_high`](Element::key_nan_high) (so a NaN
     /// if either is one), `a` on a tie: max's `combine`. By the keys, unless the type has a
-    /// cheaper way (`f32`, `f64`: `max.f32`, `max.f64` and a test for NaNs).
+    /// cheaper way (`f32`: `max.f32` and a test for NaNs, the same bits).
     #[inline(always)]
     fn max_of(a: Self, b: Self) -> Self {
         if a.key_nan_high() >= b.key_nan_high() {
@@ -92,8 +92,9 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     /// The largest [`key_nan_high`](Element::key_nan_high) of lane `lane` of `vectors` (one
     /// column's group of loads in the column kernels), where the type finds it faster than key
     /// by key (`f32`: `max.f32`, an instruction a lane where a key is five), else `None`.
-    /// Max and argmax compare it alone with a column's running best
-    /// ([`Reduction::accumulate_column_group`](crate::ops::Reduction::accumulate_column_group)).
+    /// Max compares it alone with a column's running best
+    /// ([`Reduction::accumulate_column_group`](crate::ops::Reduction::accumulate_column_group));
+    /// the arg operators do not use it (measured slower: `kernels-gpu/src/shapes/PROFILES.md`).
     #[inline(always)]
     fn lane_largest_key<const K: usize>(
         _vectors: &[Self::Vector16; K],
@@ -102,7 +103,7 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
         None
     }
     /// The smallest [`key_nan_low`](Element::key_nan_low) of lane `lane` of `vectors`, or
-    /// `None`: [`lane_largest_key`](Element::lane_largest_key)'s twin for min and argmin.
+    /// `None`: [`lane_largest_key`](Element::lane_largest_key)'s twin for min.
     #[inline(always)]
     fn lane_smallest_key<const K: usize>(
         _vectors: &[Self::Vector16; K],

@@ -264,11 +264,16 @@ fn f32_column_groups_by_the_lanes_extreme_agree_with_combining_row_by_row() {
         for lane in 0..4 {
             let fast = R::accumulate_column_group(running, &group, lane, |j| j);
             let slow = R::accumulate(running, R::column_group(&group, lane, |j| j));
-            let column: Vec<f32> = group.iter().map(|vector| vector.0[lane]).collect();
-            assert!(
-                same_value(fast, slow) && fast.is_nan() == slow.is_nan(),
-                "{}: running {running:?}, column {column:?}: fast {fast:?}, slow {slow:?}",
-                R::NAME
+            let column: Vec<u32> = group
+                .iter()
+                .map(|vector| vector.0[lane].to_bits())
+                .collect();
+            assert_eq!(
+                fast.to_bits(),
+                slow.to_bits(),
+                "{}: running {:#x}, column {column:#x?}",
+                R::NAME,
+                running.to_bits()
             );
         }
     }
