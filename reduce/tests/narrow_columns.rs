@@ -11,38 +11,16 @@ use reduce_rs::ops::{ArgMax, ArgMin, Max, Mean, Min, Sum};
 use reduce_rs::plan::shapes::ShapeKernel;
 use reduce_rs::{Reducer, Shape};
 
+mod common;
+
+use common::columns::{column, data, first_best, reducers};
+
 /// Powers of two, counts the flat read takes for every type (3, 6, 12, 24), for 4- and 8-byte
 /// elements (5, 7, 20), for 8-byte ones (9), and for none (31).
 const COLUMNS: [usize; 15] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 20, 24, 31, 32];
 
 /// The counts of `COLUMNS` that `f32` matrices are read flat with.
 const F32_FLAT: [usize; 13] = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32];
-
-/// Small integers: every sum exact in any order, and many ties.
-fn data(len: usize) -> Vec<f32> {
-    (0..len).map(|i| ((i * 7919) % 13) as f32).collect()
-}
-
-fn column(values: &[f32], cols: usize, c: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
-    values.iter().skip(c).step_by(cols).copied().enumerate()
-}
-
-/// The row of the first largest (`sign` 1) or smallest (`sign` -1) value of column `c`.
-fn first_best(values: &[f32], cols: usize, c: usize, sign: f32) -> Option<usize> {
-    column(values, cols, c)
-        .fold(None, |best: Option<(usize, f32)>, (row, x)| match best {
-            Some((_, b)) if sign * x <= sign * b => best,
-            _ => Some((row, x)),
-        })
-        .map(|(row, _)| row)
-}
-
-fn reducers() -> [(&'static str, Reducer); 2] {
-    [
-        ("one block", Reducer::simulator().with_max_blocks(1)),
-        ("several blocks", Reducer::simulator()),
-    ]
-}
 
 #[test]
 fn narrow_columns_are_read_flat() {

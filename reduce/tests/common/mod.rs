@@ -1,9 +1,11 @@
-//! What the reproducible mode's tests share: a reducer in the mode with a given block size,
-//! grid limit and schedule, the launch grids to try, and values of a wide range of magnitudes.
+//! What the tests share: the column tests' data and references (`columns`); for the
+//! reproducible mode's, a reducer in the mode with a given block size, grid limit and schedule,
+//! the launch grids to try, and values of a wide range of magnitudes.
 
 #![allow(dead_code)] // each test binary uses part of this module
 
 pub mod bottom;
+pub mod columns;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

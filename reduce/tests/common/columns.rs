@@ -1,0 +1,30 @@
+//! What the column tests share: small-integer data, one column of a row-major slice, the
+//! row of a column's first best value, and reducers of one block and of several.
+
+use reduce_rs::Reducer;
+
+/// Small integers: every sum exact in any order, and many ties.
+pub fn data(len: usize) -> Vec<f32> {
+    (0..len).map(|i| ((i * 7919) % 13) as f32).collect()
+}
+
+pub fn column(values: &[f32], cols: usize, c: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
+    values.iter().skip(c).step_by(cols).copied().enumerate()
+}
+
+/// The row of the first largest (`sign` 1) or smallest (`sign` -1) value of column `c`.
+pub fn first_best(values: &[f32], cols: usize, c: usize, sign: f32) -> Option<usize> {
+    column(values, cols, c)
+        .fold(None, |best: Option<(usize, f32)>, (row, x)| match best {
+            Some((_, b)) if sign * x <= sign * b => best,
+            _ => Some((row, x)),
+        })
+        .map(|(row, _)| row)
+}
+
+pub fn reducers() -> [(&'static str, Reducer); 2] {
+    [
+        ("one block", Reducer::simulator().with_max_blocks(1)),
+        ("several blocks", Reducer::simulator()),
+    ]
+}
