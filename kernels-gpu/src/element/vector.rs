@@ -23,6 +23,9 @@ pub trait Vector16<T>: Copy {
     /// constant in each call, so arrays indexed by it stay in registers and need no bounds
     /// check.
     fn for_lanes(f: impl FnMut(usize));
+    /// The vector whose lane `k` is `f(k)`, written out one call per lane: how the column
+    /// kernels put scalar loads of a thread's columns where a vector load would have put them.
+    fn from_fn(f: impl FnMut(usize) -> T) -> Self;
 }
 
 /// The vector of `K` elements of `T` (`K * size_of::<T>() == 16`).
@@ -79,6 +82,10 @@ macro_rules! lanes {
             #[inline(always)]
             fn for_lanes(mut f: impl FnMut(usize)) {
                 $( f($lane); )*
+            }
+            #[inline(always)]
+            fn from_fn(mut f: impl FnMut(usize) -> T) -> Self {
+                Self([$( f($lane) ),*])
             }
         }
     };

@@ -36,7 +36,9 @@ use crate::device::{
 use crate::element::Vector16;
 use crate::launch::{MAX_LANES, elements_per_vector};
 use crate::params::Scratch;
-use crate::shapes::columns::{band_rows, groups_per_tile};
+use crate::shapes::columns::{
+    ColumnSource, GroupPlace, ScalarColumns, VectorColumns, band_rows, groups_per_tile,
+};
 
 /// Rows of its columns each thread loads before it deposits them (one batch per column). The
 /// bands are the plain kernel's ([`band_rows`]): whole runs of its 8 rows in flight, two
@@ -81,50 +83,27 @@ pub fn reproducible_columns<T: Reproducible, C: Conclusion<T::Fold>>(
         block_idx_x() as usize / split,
         block_idx_x() as usize % split,
     );
-    let group = tile * groups + tid % groups;
-    let first_column = group * lanes;
+    let place = GroupPlace::of(tile, groups, tid % groups, lanes);
     let row_offset = tid / groups;
     let (band_start, band_end) = band_rows(band, split, rows, rows_per_step);
 
     // This thread's rows of the band: one state per column of its group.
-    let mut states = [Binned::<T::Fold>::EMPTY; MAX_LANES];
     let (head, vectors, _) = input.split_vectors();
-    let mut row = band_start + row_offset;
+    let row = band_start + row_offset;
     let step = rows_per_step;
-    if head == 0 && cols.is_multiple_of(lanes) {
-        // Every row starts on a 16-byte boundary: one vector of the group per row.
-        let per_row = cols / lanes;
-        if group < per_row {
-            let mut pending = 0;
-            while row + (ROWS_IN_FLIGHT - 1) * step < band_end {
-                let loaded =
-                    vectors.load_strided::<ROWS_IN_FLIGHT>(row * per_row + group, step * per_row);
-                make_room::<T>(&mut states, &mut pending, ROWS_IN_FLIGHT as u32);
-                T::Vector16::for_lanes(|k| {
-                    let mut xs = [<T::Fold as BinnedFloat>::ZERO; ROWS_IN_FLIGHT];
-                    each_vector::<ROWS_IN_FLIGHT>(|j| xs[j] = loaded[j].lanes()[k].to_fold());
-                    deposit_rows(&mut states[k], xs);
-                });
-                row += ROWS_IN_FLIGHT * step;
-            }
-            while row < band_end {
-                let vector = vectors.load(row * per_row + group);
-                make_room::<T>(&mut states, &mut pending, 1);
-                T::Vector16::for_lanes(|k| {
-                    deposit_rows(&mut states[k], [vector.lanes()[k].to_fold()]);
-                });
-                row += step;
-            }
+    let whole_vectors = head == 0 && cols.is_multiple_of(lanes);
+    let column = |k: usize| place.column(whole_vectors, k);
+    let mut states = if whole_vectors {
+        match VectorColumns::new(vectors, cols, place) {
+            Some(source) => walk_rows::<T, _, ROWS_IN_FLIGHT>(source, row, band_end, step),
+            None => [Binned::<T::Fold>::EMPTY; MAX_LANES],
         }
     } else {
-        // Scalar loads of the group's columns that exist.
-        T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
-            if column < cols {
-                states[k] = walk_column(&input, cols, column, row, band_end, step);
-            }
-        });
-    }
+        match ScalarColumns::new(input, cols, column) {
+            Some(source) => walk_rows::<T, _, ROWS_IN_FLIGHT>(source, row, band_end, step),
+            None => [Binned::<T::Fold>::EMPTY; MAX_LANES],
+        }
+    };
     T::Vector16::for_lanes(|k| states[k].renorm());
 
     // The block's rows meet: one state per column of the tile, in the threads of row offset 0.
@@ -132,13 +111,13 @@ pub fn reproducible_columns<T: Reproducible, C: Conclusion<T::Fold>>(
     if split == 1 {
         // The whole column: nothing to hand over.
         if row_offset == 0 {
-            conclude_columns::<T, C>(&states, first_column, cols, rows, output);
+            conclude_columns::<T, C>(&states, column, cols, rows, output);
         }
         return;
     }
     if row_offset == 0 {
         T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
+            let column = column(k);
             if column < cols {
                 scratch.partials.store(band * cols + column, states[k]);
             }
@@ -165,7 +144,7 @@ pub fn reproducible_columns<T: Reproducible, C: Conclusion<T::Fold>>(
     let mut band = row_offset;
     while band < split {
         T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
+            let column = column(k);
             if column < cols {
                 totals[k].merge(&scratch.partials.load(band * cols + column));
             }
@@ -174,7 +153,7 @@ pub fn reproducible_columns<T: Reproducible, C: Conclusion<T::Fold>>(
     }
     gather_rows::<T>(&mut totals, tid, groups, rows_per_step, &shared);
     if row_offset == 0 {
-        conclude_columns::<T, C>(&totals, first_column, cols, rows, output);
+        conclude_columns::<T, C>(&totals, column, cols, rows, output);
     }
     if tid == 0 {
         retired.reset();
@@ -222,42 +201,35 @@ fn deposit_rows<F: BinnedFloat, const K: usize>(state: &mut Binned<F>, xs: [F; K
     }
 }
 
-/// Column `column`'s state over rows `row, row + step, …` below `end_row`, `ROWS_IN_FLIGHT`
-/// scalar loads at a time; renormalised.
+/// The thread's columns' states over rows `row, row + step, …` below `end_row`: `K` rows at
+/// a time (`ROWS_IN_FLIGHT` or a divisor of it), then the rows left one by one (not
+/// renormalised after).
 #[inline(always)]
-fn walk_column<T: Reproducible>(
-    input: &GlobalSlice<T>,
-    cols: usize,
-    column: usize,
+fn walk_rows<T: Reproducible, S: ColumnSource<T>, const K: usize>(
+    source: S,
     mut row: usize,
     end_row: usize,
     step: usize,
-) -> Binned<T::Fold> {
-    let mut state = Binned::EMPTY;
+) -> [Binned<T::Fold>; MAX_LANES] {
+    let mut states = [Binned::<T::Fold>::EMPTY; MAX_LANES];
     let mut pending = 0;
-    while row + (ROWS_IN_FLIGHT - 1) * step < end_row {
-        let loaded = input.load_strided::<ROWS_IN_FLIGHT>(row * cols + column, step * cols);
-        if pending + ROWS_IN_FLIGHT as u32 > T::Fold::ENDURANCE {
-            state.renorm();
-            pending = 0;
-        }
-        pending += ROWS_IN_FLIGHT as u32;
-        let mut xs = [<T::Fold as BinnedFloat>::ZERO; ROWS_IN_FLIGHT];
-        each_vector::<ROWS_IN_FLIGHT>(|j| xs[j] = loaded[j].to_fold());
-        deposit_rows(&mut state, xs);
-        row += ROWS_IN_FLIGHT * step;
+    while row + (K - 1) * step < end_row {
+        let loaded = source.rows::<K>(row, step);
+        make_room::<T>(&mut states, &mut pending, K as u32);
+        T::Vector16::for_lanes(|k| {
+            let mut xs = [<T::Fold as BinnedFloat>::ZERO; K];
+            each_vector::<K>(|j| xs[j] = loaded[j].lanes()[k].to_fold());
+            deposit_rows(&mut states[k], xs);
+        });
+        row += K * step;
     }
     while row < end_row {
-        if pending + 1 > T::Fold::ENDURANCE {
-            state.renorm();
-            pending = 0;
-        }
-        pending += 1;
-        deposit_rows(&mut state, [input.load(row * cols + column).to_fold()]);
+        let [vector] = source.rows::<1>(row, step);
+        make_room::<T>(&mut states, &mut pending, 1);
+        T::Vector16::for_lanes(|k| deposit_rows(&mut states[k], [vector.lanes()[k].to_fold()]));
         row += step;
     }
-    state.renorm();
-    state
+    states
 }
 
 /// Merges the states of the block's `rows_per_step` row offsets, column by column of the
@@ -296,13 +268,13 @@ fn gather_rows<T: Reproducible>(
 #[inline(always)]
 fn conclude_columns<T: Reproducible, C: Conclusion<T::Fold>>(
     states: &[Binned<T::Fold>; MAX_LANES],
-    first_column: usize,
+    column: impl Fn(usize) -> usize,
     cols: usize,
     count: usize,
     output: GlobalSliceMut<C::Out>,
 ) {
     T::Vector16::for_lanes(|k| {
-        let column = first_column + k;
+        let column = column(k);
         if column < cols {
             output.store(column, C::conclude(states[k], count));
         }

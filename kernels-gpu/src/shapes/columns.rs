@@ -14,8 +14,11 @@
 //! per tile, and the tile's last block adds the bands up, again spread over all its threads.
 //!
 //! When the rows do not start on 16-byte boundaries (a column count that is no multiple of a
-//! vector's lanes, or an input that starts mid-vector), a thread reads its group's columns with
-//! scalar loads instead, with the same tiles.
+//! vector's lanes, or an input that starts mid-vector), no vector holds a group: threads read
+//! scalars, with the same tiles, but the tile's columns are dealt out lane by lane
+//! ([`GroupPlace::column`]), so that the threads of a warp read 32 consecutive columns with
+//! each load. (A group's own columns, four apart from thread to thread, made every load touch
+//! four times the lines it used, and those rows took 3–4× the time of aligned ones.)
 //!
 //! ```text
 //! 4096 f32 columns = 1024 groups: tile = 64 groups (256 columns), four rows per step
@@ -29,10 +32,11 @@
 //!
 //! # Thread Mapping
 //! Block `b` is band `b % split` of tile `b / split`. Thread `c` owns group
-//! `tile · groups_per_tile + c % groups_per_tile` (columns `group · L … group · L + L - 1`) and
-//! starts at row offset `c / groups_per_tile` of its band, stepping `rows_per_step` rows; in
-//! the tile's last block it adds up bands `c / groups_per_tile`, `+ rows_per_step`, … of the
-//! same group.
+//! `tile · groups_per_tile + c % groups_per_tile` (columns `group · L … group · L + L - 1`;
+//! rows not of whole vectors: `(tile · L + lane) · groups_per_tile + c % groups_per_tile` for
+//! lanes `0 … L - 1`) and starts at row offset `c / groups_per_tile` of its band, stepping
+//! `rows_per_step` rows; in the tile's last block it adds up bands `c / groups_per_tile`,
+//! `+ rows_per_step`, … of the same columns.
 //!
 //! # Output contract
 //! `output[c]` = the finished result of column `c` over all rows (`EMPTY` when there are no
@@ -40,7 +44,7 @@
 //! accumulators, `retired` one counter per tile, 0 before the launch and set back to 0. Shared
 //! memory: [`shared_accumulators`] accumulators and the ticket.
 
-use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down};
+use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, VectorSlice, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down};
 use crate::element::{Element, Vector16};
 use crate::launch::{MAX_LANES, elements_per_vector};
 use crate::ops::Reduction;
@@ -48,6 +52,19 @@ use crate::params::Scratch;
 
 /// Rows each thread loads before combining them.
 pub const LOADS_IN_FLIGHT: usize = 8;
+
+/// Rows each thread loads at a time where the rows are no whole number of vectors
+/// ([`ScalarColumns`]): 4, or 8 of the 8-byte types. A scalar load each, with an address of its
+/// own: as many rows as a vector load takes ([`LOADS_IN_FLIGHT`]) held 32 loads of `f32`, and
+/// the kernel took 80 registers where it takes 64, in its vector path as well (the registers
+/// decide how many blocks a wave holds, and so the planner's bands). Measured on the H100
+/// (`docs/runs/2026-11-27-e/`, µs): `f32` sums of 4096 × 4094 at 4 rows 33.0, at 8 rows 37.2
+/// (aligned 4096² 31.7 and 35.3); bf16 sums of 8192 × 8190 at 2 rows 76.0, at 4 rows 65.3;
+/// `f64` sums of 4096 × 4095 at 8 rows 54.6, at 16 rows 53.0 but 96 registers where 56 do.
+#[inline(always)]
+pub const fn scalar_rows_in_flight(element: usize) -> usize {
+    if element >= 8 { 8 } else { 4 }
+}
 
 /// The most groups of columns one tile spans: 256 `f32` columns, a warp reading 512 bytes of a
 /// row and a block 4 rows at a time. Wider tiles made too few blocks for a square matrix (4096²
@@ -123,6 +140,11 @@ pub const fn shared_accumulators(cols: usize, element: usize, block: u32) -> usi
     }
 }
 
+/// The columns of the row-major `rows × cols` matrix `input` into `output` (see the module
+/// docs for the mapping and the contract). Inlined into its entry point: left to itself, LLVM
+/// called it from the 16-bit max, min and arg operators' entry points, with its arguments on
+/// the stack.
+#[inline(always)]
 pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     input: GlobalSlice<T>,
     cols: usize,
@@ -142,42 +164,31 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     // At least one piece (the host never passes 0; the kernel must not divide by it either).
     let split = split.max(1);
     let (tile, band) = (block_idx_x() as usize / split, block_idx_x() as usize % split);
-    let group = tile * groups + tid % groups;
-    let first_column = group * lanes;
+    let place = GroupPlace::of(tile, groups, tid % groups, lanes);
     let row_offset = tid / groups;
     let (band_start, band_end) = band_rows(band, split, rows, rows_per_step);
 
     // This thread's rows of the band: its columns' running values.
-    let mut running = [R::START; MAX_LANES];
     let (head, vectors, _) = input.split_vectors();
-    let mut row = band_start + row_offset;
+    let row = band_start + row_offset;
     let step = rows_per_step;
-    if head == 0 && cols.is_multiple_of(lanes) {
-        // Every row starts on a 16-byte boundary: one vector of the group per row.
-        let per_row = cols / lanes;
-        if group < per_row {
-            while row + (LOADS_IN_FLIGHT - 1) * step < band_end {
-                let loaded = vectors.load_strided::<LOADS_IN_FLIGHT>(row * per_row + group, step * per_row);
-                T::Vector16::for_lanes(|k| {
-                    running[k] = R::accumulate_column_group(running[k], &loaded, k, |j| row + j * step);
-                });
-                row += LOADS_IN_FLIGHT * step;
-            }
-            while row < band_end {
-                let vector = vectors.load(row * per_row + group);
-                T::Vector16::for_lanes(|k| running[k] = R::accumulate(running[k], R::lift(vector.lanes()[k], row)));
-                row += step;
-            }
+    let whole_vectors = head == 0 && cols.is_multiple_of(lanes);
+    let column = |k: usize| place.column(whole_vectors, k);
+    let running = if whole_vectors {
+        match VectorColumns::new(vectors, cols, place) {
+            Some(source) => walk_rows::<T, R, _, LOADS_IN_FLIGHT>(source, row, band_end, step),
+            None => [R::START; MAX_LANES],
         }
     } else {
-        // Scalar loads of the group's columns that exist.
-        T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
-            if column < cols {
-                running[k] = walk_column::<T, R>(&input, cols, column, row, band_end, step);
-            }
-        });
-    }
+        match ScalarColumns::new(input, cols, column) {
+            // A constant of the element type: one arm is compiled.
+            Some(source) => match scalar_rows_in_flight(size_of::<T>()) {
+                8 => walk_rows::<T, R, _, 8>(source, row, band_end, step),
+                _ => walk_rows::<T, R, _, 4>(source, row, band_end, step),
+            },
+            None => [R::START; MAX_LANES],
+        }
+    };
 
     // The block's rows meet: one accumulator per column of the tile.
     let mut settled = [R::IDENTITY; MAX_LANES];
@@ -185,7 +196,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let settled = gather_rows::<T, R>(settled, tid, groups, rows_per_step, &shared);
     if row_offset == 0 {
         T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
+            let column = column(k);
             if column < cols {
                 scratch.partials.store(band * cols + column, settled[k]);
             }
@@ -212,7 +223,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let mut band = row_offset;
     while band + (LOADS_IN_FLIGHT - 1) * step < split {
         T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
+            let column = column(k);
             if column < cols {
                 let loaded = scratch.partials.load_strided::<LOADS_IN_FLIGHT>(band * cols + column, step * cols);
                 let mut j = 0;
@@ -226,7 +237,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     }
     while band < split {
         T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
+            let column = column(k);
             if column < cols {
                 acc[k] = R::combine(acc[k], scratch.partials.load(band * cols + column));
             }
@@ -236,7 +247,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let total = gather_rows::<T, R>(acc, tid, groups, rows_per_step, &shared);
     if row_offset == 0 {
         T::Vector16::for_lanes(|k| {
-            let column = first_column + k;
+            let column = column(k);
             if column < cols {
                 output.store(column, if rows == 0 { R::EMPTY } else { R::finish(total[k], rows) });
             }
@@ -310,32 +321,139 @@ fn gather_rows<T: Element, R: Reduction<T>>(
     values
 }
 
-/// Column `column` over rows `row, row + step, …` below `end_row`, `LOADS_IN_FLIGHT` rows at a
-/// time.
-#[inline(always)]
-fn walk_column<T: Element, R: Reduction<T>>(
-    input: &GlobalSlice<T>,
+/// Where a thread's group sits: tile `tile` of `groups` groups, the group `index` of them,
+/// each of `lanes` columns. Which columns its lanes reduce depends on how the rows are read
+/// ([`column`](GroupPlace::column)).
+#[derive(Clone, Copy)]
+pub struct GroupPlace {
+    pub tile: usize,
+    pub groups: usize,
+    pub index: usize,
+    pub lanes: usize,
+}
+
+impl GroupPlace {
+    #[inline(always)]
+    pub const fn of(tile: usize, groups: usize, index: usize, lanes: usize) -> Self {
+        Self { tile, groups, index, lanes }
+    }
+
+    /// The group's number among all of the matrix's groups.
+    #[inline(always)]
+    pub const fn group(self) -> usize {
+        self.tile * self.groups + self.index
+    }
+
+    /// The column lane `lane` reduces. Rows of whole vectors: the group's own vector, columns
+    /// `group · L … group · L + L - 1`. Otherwise the tile's columns are dealt out lane by
+    /// lane (`tile · groups · L + lane · groups + index`): the threads of a warp then read
+    /// consecutive columns with each scalar load (128 bytes of `f32`), where a vector's worth
+    /// each left every load touching four times the lines it used.
+    ///
+    /// ```text
+    /// tile of 4 groups, f32 (L = 4): columns of the tile, by (group index, lane)
+    ///   whole vectors:  (0,0) (0,1) (0,2) (0,3) (1,0) (1,1) … (3,3)
+    ///   dealt out:      (0,0) (1,0) (2,0) (3,0) (0,1) (1,1) … (3,3)
+    /// ```
+    #[inline(always)]
+    pub const fn column(self, whole_vectors: bool, lane: usize) -> usize {
+        if whole_vectors {
+            self.group() * self.lanes + lane
+        } else {
+            (self.tile * self.lanes + lane) * self.groups + self.index
+        }
+    }
+}
+
+/// Where a thread of the column kernels finds its columns, row after row.
+pub trait ColumnSource<T: Element>: Copy {
+    /// Rows `row, row + step, …, row + (K - 1) · step` of the thread's columns, a vector a
+    /// row, lane `k` holding the column [`GroupPlace::column`] gives lane `k`; every load
+    /// in flight before the first is used.
+    fn rows<const K: usize>(self, row: usize, step: usize) -> [T::Vector16; K];
+}
+
+/// Rows that start on 16-byte boundaries: the group is one vector of each row.
+#[derive(Clone, Copy)]
+pub struct VectorColumns<T: Element> {
+    vectors: VectorSlice<T>,
+    per_row: usize,
+    group: usize,
+}
+
+impl<T: Element> VectorColumns<T> {
+    /// The group's vectors of a matrix of `cols` columns (a multiple of the lanes) held
+    /// whole by `vectors`; `None` for a group past the last column.
+    #[inline(always)]
+    pub fn new(vectors: VectorSlice<T>, cols: usize, place: GroupPlace) -> Option<Self> {
+        let per_row = cols / place.lanes.max(1);
+        (place.group() < per_row).then_some(Self { vectors, per_row, group: place.group() })
+    }
+}
+
+impl<T: Element> ColumnSource<T> for VectorColumns<T> {
+    #[inline(always)]
+    fn rows<const K: usize>(self, row: usize, step: usize) -> [T::Vector16; K] {
+        self.vectors.load_strided::<K>(row * self.per_row + self.group, step * self.per_row)
+    }
+}
+
+/// Rows that do not: a scalar load per lane and row. A lane whose column is past the last
+/// reads the last column, so that every lane's loads are issued alike; its value is never
+/// stored.
+#[derive(Clone, Copy)]
+pub struct ScalarColumns<T: Element> {
+    input: GlobalSlice<T>,
     cols: usize,
-    column: usize,
+    columns: [usize; MAX_LANES],
+}
+
+impl<T: Element> ScalarColumns<T> {
+    /// The lanes' columns `column(k)` of a matrix of `cols` columns; `None` when even lane 0's
+    /// is past the last (the dealt-out columns grow with the lane).
+    #[inline(always)]
+    pub fn new(input: GlobalSlice<T>, cols: usize, column: impl Fn(usize) -> usize) -> Option<Self> {
+        if column(0) >= cols {
+            return None;
+        }
+        let mut columns = [0; MAX_LANES];
+        T::Vector16::for_lanes(|k| columns[k] = column(k).min(cols - 1));
+        Some(Self { input, cols, columns })
+    }
+}
+
+impl<T: Element> ColumnSource<T> for ScalarColumns<T> {
+    #[inline(always)]
+    fn rows<const K: usize>(self, row: usize, step: usize) -> [T::Vector16; K] {
+        let mut by_lane = [[T::LOWEST; K]; MAX_LANES];
+        T::Vector16::for_lanes(|k| {
+            by_lane[k] = self.input.load_strided::<K>(row * self.cols + self.columns[k], step * self.cols);
+        });
+        core::array::from_fn(|j| T::Vector16::from_fn(|k| by_lane[k][j]))
+    }
+}
+
+/// The thread's columns over rows `row, row + step, …` below `end_row`: `K` rows at a time (a
+/// divisor of `LOADS_IN_FLIGHT`, so that a band's whole runs leave no rows over), then the
+/// rows left one by one; a running value per lane.
+#[inline(always)]
+fn walk_rows<T: Element, R: Reduction<T>, S: ColumnSource<T>, const K: usize>(
+    source: S,
     mut row: usize,
     end_row: usize,
     step: usize,
-) -> R::Running {
-    let mut running = R::START;
-    while row + (LOADS_IN_FLIGHT - 1) * step < end_row {
-        let loaded = input.load_strided::<LOADS_IN_FLIGHT>(row * cols + column, step * cols);
-        // A constant trip count: unrolled, every value in a register.
-        let mut group = R::IDENTITY;
-        let mut k = 0;
-        while k < LOADS_IN_FLIGHT {
-            group = R::combine(group, R::lift(loaded[k], row + k * step));
-            k += 1;
-        }
-        running = R::accumulate(running, group);
-        row += LOADS_IN_FLIGHT * step;
+) -> [R::Running; MAX_LANES] {
+    let mut running = [R::START; MAX_LANES];
+    while row + (K - 1) * step < end_row {
+        let loaded = source.rows::<K>(row, step);
+        T::Vector16::for_lanes(|k| {
+            running[k] = R::accumulate_column_group(running[k], &loaded, k, |j| row + j * step);
+        });
+        row += K * step;
     }
     while row < end_row {
-        running = R::accumulate(running, R::lift(input.load(row * cols + column), row));
+        let [vector] = source.rows::<1>(row, step);
+        T::Vector16::for_lanes(|k| running[k] = R::accumulate(running[k], R::lift(vector.lanes()[k], row)));
         row += step;
     }
     running
