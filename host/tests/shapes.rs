@@ -92,7 +92,9 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
         ("columns_0x5", ShapeSpec::Columns { rows: 0, cols: 5 }),
         // Wide tiles: 32 groups of columns (1024 f32), where every thread is a carrier and
         // the threads of row offset 0 add up their group's; in one band, and (700 rows: 8
-        // tiles × 2 bands of whole runs, the last with 60 rows past them) in several.
+        // tiles × 2 bands of whole runs, the last with 60 rows past them) in several: not
+        // for the arg operators of 4- and 8-byte types, whose bands fill half a wave
+        // (`reduce/tests/band_columns.rs` puts f32's in 3 bands).
         (
             "columns_40x1024",
             ShapeSpec::Columns {

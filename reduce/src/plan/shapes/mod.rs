@@ -19,11 +19,11 @@ mod rules;
 mod tests;
 
 pub use rules::{
-    ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD,
-    NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS, NARROW_FLAT_ROWS, NARROW_PARTIALS,
-    REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND, SPLIT_MIN_VECTORS,
-    SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors, lanes_per_row,
-    narrow_columns, warp_per_row,
+    ARG_BAND_WAVE_DIVISOR, ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family,
+    MAX_BANDS_PER_THREAD, NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS, NARROW_FLAT_ROWS,
+    NARROW_PARTIALS, REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND,
+    SPLIT_MIN_VECTORS, SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors,
+    lanes_per_row, narrow_columns, warp_per_row,
 };
 
 /// One launch of a shape kernel.
@@ -409,16 +409,21 @@ pub(crate) fn plan_layout(
                 .max(1);
             let rows_per_step = block as usize / groups;
             // Bands of `RUNS_PER_BAND` runs each (fewer where that leaves too few blocks); more
-            // where the grid would pass one wave, or where the tile's last block would add up
-            // more than `MAX_BANDS_PER_THREAD` bands per thread.
+            // where the grid would pass one wave (half a wave for the arg operators), or where
+            // the tile's last block would add up more than `MAX_BANDS_PER_THREAD` bands per
+            // thread.
             let runs = columns::whole_runs(rows, rows_per_step).1.max(1);
             let wave = resident(kernel).max(1) as usize;
+            let band_wave = match op {
+                OpKind::ArgMin | OpKind::ArgMax => (wave / ARG_BAND_WAVE_DIVISOR).max(1),
+                _ => wave,
+            };
             let runs_per_band = if runs.div_ceil(RUNS_PER_BAND) * tiles >= wave / 4 {
                 RUNS_PER_BAND
             } else {
                 FEW_RUNS_PER_BAND
             }
-            .max(runs.div_ceil((wave / tiles).max(1)))
+            .max(runs.div_ceil((band_wave / tiles).max(1)))
             .max(runs.div_ceil(rows_per_step * MAX_BANDS_PER_THREAD));
             let split = runs.div_ceil(runs_per_band);
             plan(kernel, (tiles * split) as u64, split, split * cols, tiles)

@@ -75,6 +75,17 @@ pub const RUNS_PER_BAND: usize = 4;
 /// of a wave at [`RUNS_PER_BAND`].
 pub const FEW_RUNS_PER_BAND: usize = 2;
 
+/// The arg operators' column bands make at most a wave's blocks divided by this: half a wave.
+/// A band then has more rows; why that pays for them and not for sums (which gain from a full
+/// wave) is not profiled yet. Measured on the H100 by `bench --splits` (`docs/runs/2026-11-27-e/`,
+/// `call35_splits.log`, µs, a full wave's bands → half a wave's): `f32` argmax 4096² 22 → 12
+/// bands 47.4 → 39.9, 16384 × 1024 43 → 24 bands 50.7 → 42.6, 8192² 12 → 6 bands 108.0 → about
+/// 104 (8 bands 100.9), 4096 × 4094 22 → 12 bands 48.7 → 49.6; bf16 argmax 4096² 32 → 16 bands
+/// 117.6 → 60.0 (its kernel's 128 registers hold two blocks an SM, so a wave is 264 blocks). The
+/// max of bf16 gains at 4096² (36.5 → 32.9) but loses at 8192² (70.0 → 73.6), that of `f32` loses
+/// at 4096² (33.2 → 33.7): max and min keep the full wave.
+pub const ARG_BAND_WAVE_DIVISOR: usize = 2;
+
 /// Bands each thread of a column tile's last block adds up at most (four rounds of eight
 /// loads in flight): more bands would make that one block the kernel's tail.
 pub const MAX_BANDS_PER_THREAD: usize = 32;

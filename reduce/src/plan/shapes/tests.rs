@@ -139,6 +139,36 @@ fn columns_are_planned_by_the_measured_rules() {
 }
 
 #[test]
+fn the_arg_operators_bands_fill_half_a_wave() {
+    // The H100's waves of `columns_f32_argmax` (72 registers: 3 blocks of 256 per SM) and of
+    // `columns_bf16_argmax` (128: 2 blocks).
+    let plan = |rows, cols, op, sizes, wave: u64| {
+        let shape = Shape::columns(rows, cols);
+        let plan = plan_for(ShapeKernel::Columns, &shape, op, sizes, |_| wave).unwrap();
+        (plan.counters, plan.split)
+    };
+    let bf16 = Sizes {
+        element: 2,
+        accumulator: 8,
+    };
+    let arg = Sizes {
+        element: 4,
+        accumulator: 8,
+    };
+    // (tiles, bands): 16 tiles of 4096² f32 in 22 bands (a wave of 396 blocks) for the sum,
+    // in 12 for argmax (at most 198 blocks: 11 runs of 32 rows a band, of the 128).
+    assert_eq!(plan(4096, 4096, OpKind::Sum, F32, 396), (16, 22));
+    assert_eq!(plan(4096, 4096, OpKind::ArgMax, arg, 396), (16, 12));
+    assert_eq!(plan(4096, 4096, OpKind::ArgMin, arg, 396), (16, 12));
+    assert_eq!(plan(4096, 4096, OpKind::Max, F32, 396), (16, 22));
+    // bf16: 8 tiles, 32 bands of a wave of 264, 16 of half of it.
+    assert_eq!(plan(4096, 4096, OpKind::ArgMax, bf16, 264), (8, 16));
+    assert_eq!(plan(4096, 4096, OpKind::Sum, bf16, 264), (8, 32));
+    // Where four runs a band already stay within half a wave, nothing changes.
+    assert_eq!(plan(2048, 2048, OpKind::ArgMax, arg, 396), (8, 16));
+}
+
+#[test]
 fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
     let bf16 = Sizes {
         element: 2,
