@@ -89,7 +89,7 @@ fn f32_columns_at_every_offset_get_their_own_rows() {
 }
 
 #[test]
-fn two_and_eight_lanes_at_odd_offsets() {
+fn two_and_eight_lanes_at_several_offsets() {
     let all = data(300 * 1030 + 8);
     let all_wide: Vec<f64> = all.iter().map(|&x| f64::from(x)).collect();
     let all_narrow: Vec<bf16> = all.iter().map(|&x| bf16::from_f32(x)).collect();
@@ -120,6 +120,42 @@ fn two_and_eight_lanes_at_odd_offsets() {
                         "{at}: bf16 argmax {c}"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// The reproducible twin reads such rows the same way: each column's sum has the bits of the
+/// reproducible sum of that column alone, at every offset, in the planner's bands and in 3.
+#[test]
+fn reproducible_columns_at_every_offset_have_each_column_s_own_bits() {
+    let all: Vec<f32> = (0..129 * 1030 + 8)
+        .map(|i| ((i * 7919) % 1013) as f32 * 1.0e-3 - 0.5)
+        .collect();
+    let reducer = Reducer::simulator().with_reproducible(true);
+    for ((rows, cols), split) in [(40, 1024), (129, 1030), (301, 70)]
+        .into_iter()
+        .flat_map(|m| SPLITS.map(|s| (m, s)))
+    {
+        for offset in 0..4 {
+            let values = &all[offset..offset + rows * cols];
+            let shape = Shape::columns(rows, cols);
+            let (plan, _) = reducer.plan_each::<f32, Sum>(&shape);
+            let plan = match split {
+                Some(split) => plan.with_split(split).expect("a split the twin takes"),
+                None => plan,
+            };
+            let sums = reducer
+                .reduce_each_planned(Sum, values, shape, plan)
+                .unwrap();
+            for c in 0..cols {
+                let own: Vec<f32> = column(values, cols, c).map(|(_, x)| x).collect();
+                let alone = reducer.reduce(Sum, &own).unwrap();
+                assert_eq!(
+                    sums[c].to_bits(),
+                    alone.to_bits(),
+                    "{rows} × {cols} at +{offset} in {split:?} bands: column {c}"
+                );
             }
         }
     }

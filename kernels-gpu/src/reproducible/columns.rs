@@ -2,7 +2,8 @@
 //!
 //! The column kernel of [`crate::shapes::columns`] with a [`Binned`] state per column where
 //! that keeps a float: each thread owns a group of neighbouring columns (one 16-byte vector's
-//! worth: 4 `f32`, 2 `f64`, 8 `bf16`) and walks down them, four rows in flight; each column's
+//! worth: 4 `f32`, 2 `f64`, 8 `bf16`; dealt out lane by lane where rows are no whole number
+//! of vectors, as there: [`GroupPlace::column`]) and walks down them, four rows in flight; each column's
 //! values of those rows are one batch (one update to their largest magnitude, then each
 //! deposited). The rows a block walks at once (narrow matrices) and the bands of rows (tall
 //! ones, one block each per tile of columns) meet by [`Binned::merge`]: a tree over the row
@@ -137,7 +138,7 @@ pub fn reproducible_columns<T: Reproducible, C: Conclusion<T::Fold>>(
     }
 
     // The tile's last band: every band's states were fenced before its ticket. Thread `c`
-    // merges bands `row_offset`, `+ rows_per_step`, … of its group's columns; the row offsets
+    // merges bands `row_offset`, `+ rows_per_step`, … of its columns; the row offsets
     // then meet as above.
     thread_fence();
     let mut totals = [Binned::<T::Fold>::EMPTY; MAX_LANES];

@@ -16,9 +16,10 @@
 //! When the rows do not start on 16-byte boundaries (a column count that is no multiple of a
 //! vector's lanes, or an input that starts mid-vector), no vector holds a group: threads read
 //! scalars, with the same tiles, but the tile's columns are dealt out lane by lane
-//! ([`GroupPlace::column`]), so that the threads of a warp read 32 consecutive columns with
-//! each load. (A group's own columns, four apart from thread to thread, made every load touch
-//! four times the lines it used, and those rows took 3–4× the time of aligned ones.)
+//! ([`GroupPlace::column`]), so that the threads of a warp read consecutive columns with each
+//! load (32 of them where a tile has 32 groups or more, else a tile's width in each of several
+//! rows). (A group's own columns, `L` apart from thread to thread, made every load touch `L`
+//! times the lines it used, and those rows took 3–4× the time of aligned ones.)
 //!
 //! ```text
 //! 4096 f32 columns = 1024 groups: tile = 64 groups (256 columns), four rows per step
@@ -44,7 +45,10 @@
 //! accumulators, `retired` one counter per tile, 0 before the launch and set back to 0. Shared
 //! memory: [`shared_accumulators`] accumulators and the ticket.
 
-use crate::device::{FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, VectorSlice, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down};
+use crate::device::{
+    FULL_MASK, GlobalSlice, GlobalSliceMut, SharedArray, VectorSlice, WARP_SIZE, block_idx_x,
+    require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x, warp_shuffle_down,
+};
 use crate::element::{Element, Vector16};
 use crate::launch::{MAX_LANES, elements_per_vector};
 use crate::ops::Reduction;
@@ -65,6 +69,17 @@ pub const LOADS_IN_FLIGHT: usize = 8;
 pub const fn scalar_rows_in_flight(element: usize) -> usize {
     if element >= 8 { 8 } else { 4 }
 }
+
+// `reduce_columns` compiles an arm for 8 rows and one for 4, and `walk_rows` needs a divisor of
+// `LOADS_IN_FLIGHT` (a band's whole runs then leave no rows over).
+const _: () = {
+    let mut element = 1;
+    while element <= 8 {
+        let rows = scalar_rows_in_flight(element);
+        assert!((rows == 8 || rows == 4) && LOADS_IN_FLIGHT.is_multiple_of(rows));
+        element *= 2;
+    }
+};
 
 /// The most groups of columns one tile spans: 256 `f32` columns, a warp reading 512 bytes of a
 /// row and a block 4 rows at a time. Wider tiles made too few blocks for a square matrix (4096²
@@ -92,7 +107,11 @@ pub const MAX_TILE_GROUPS: usize = 64;
 pub const fn groups_per_tile(cols: usize, element: usize, block: u32) -> usize {
     let total = cols.div_ceil(elements_per_vector(element));
     let groups = total.next_power_of_two();
-    let mut most = if MAX_TILE_GROUPS < block as usize { MAX_TILE_GROUPS } else { block as usize };
+    let mut most = if MAX_TILE_GROUPS < block as usize {
+        MAX_TILE_GROUPS
+    } else {
+        block as usize
+    };
     while most > 1 && most * most > 8 * total {
         most /= 2;
     }
@@ -108,13 +127,22 @@ pub const fn groups_per_tile(cols: usize, element: usize, block: u32) -> usize {
 /// (`docs/runs/2026-11-26/`). The host plans the bands in runs too; the reproducible twin
 /// (4 rows in flight) walks the same bands.
 #[inline(always)]
-pub const fn band_rows(band: usize, split: usize, rows: usize, rows_per_step: usize) -> (usize, usize) {
+pub const fn band_rows(
+    band: usize,
+    split: usize,
+    rows: usize,
+    rows_per_step: usize,
+) -> (usize, usize) {
     let (run, runs) = whole_runs(rows, rows_per_step);
     // Never 0 (the kernels' `split` is at least 1); saying so spares the kernels a division
     // check, which would pull in a panic.
     let split = if split == 0 { 1 } else { split };
     let start = band * runs / split * run;
-    let end = if band + 1 >= split { rows } else { (band + 1) * runs / split * run };
+    let end = if band + 1 >= split {
+        rows
+    } else {
+        (band + 1) * runs / split * run
+    };
     (start, end)
 }
 
@@ -163,7 +191,10 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let ticket = shared_array![u32; 1; after shared];
     // At least one piece (the host never passes 0; the kernel must not divide by it either).
     let split = split.max(1);
-    let (tile, band) = (block_idx_x() as usize / split, block_idx_x() as usize % split);
+    let (tile, band) = (
+        block_idx_x() as usize / split,
+        block_idx_x() as usize % split,
+    );
     let place = GroupPlace::of(tile, groups, tid % groups, lanes);
     let row_offset = tid / groups;
     let (band_start, band_end) = band_rows(band, split, rows, rows_per_step);
@@ -216,7 +247,7 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
     }
 
     // The tile's last band: every band's partials were fenced before its ticket. Thread `c`
-    // adds bands `row_offset`, `+ rows_per_step`, … of its group's columns, all of its loads
+    // adds bands `row_offset`, `+ rows_per_step`, … of its columns, all of its loads
     // for eight bands in flight at once; the row offsets then meet as above.
     thread_fence();
     let mut acc = [R::IDENTITY; MAX_LANES];
@@ -225,7 +256,9 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
         T::Vector16::for_lanes(|k| {
             let column = column(k);
             if column < cols {
-                let loaded = scratch.partials.load_strided::<LOADS_IN_FLIGHT>(band * cols + column, step * cols);
+                let loaded = scratch
+                    .partials
+                    .load_strided::<LOADS_IN_FLIGHT>(band * cols + column, step * cols);
                 let mut j = 0;
                 while j < LOADS_IN_FLIGHT {
                     acc[k] = R::combine(acc[k], loaded[j]);
@@ -249,7 +282,14 @@ pub fn reduce_columns<T: Element, R: Reduction<T>, const BLOCK: u32>(
         T::Vector16::for_lanes(|k| {
             let column = column(k);
             if column < cols {
-                output.store(column, if rows == 0 { R::EMPTY } else { R::finish(total[k], rows) });
+                output.store(
+                    column,
+                    if rows == 0 {
+                        R::EMPTY
+                    } else {
+                        R::finish(total[k], rows)
+                    },
+                );
             }
         });
     }
@@ -301,7 +341,11 @@ fn gather_rows<T: Element, R: Reduction<T>>(
     // group's carriers are `stride` threads apart. Slot of (thread, lane): lanes of one thread
     // apart by the block, so a warp's stores of one lane are consecutive.
     let block = groups * rows_per_step;
-    let stride = if groups < WARP_SIZE as usize { WARP_SIZE as usize } else { groups };
+    let stride = if groups < WARP_SIZE as usize {
+        WARP_SIZE as usize
+    } else {
+        groups
+    };
     sync_threads();
     if tid % stride < groups {
         T::Vector16::for_lanes(|k| shared.store(k * block + tid, values[k]));
@@ -335,7 +379,12 @@ pub struct GroupPlace {
 impl GroupPlace {
     #[inline(always)]
     pub const fn of(tile: usize, groups: usize, index: usize, lanes: usize) -> Self {
-        Self { tile, groups, index, lanes }
+        Self {
+            tile,
+            groups,
+            index,
+            lanes,
+        }
     }
 
     /// The group's number among all of the matrix's groups.
@@ -387,14 +436,19 @@ impl<T: Element> VectorColumns<T> {
     #[inline(always)]
     pub fn new(vectors: VectorSlice<T>, cols: usize, place: GroupPlace) -> Option<Self> {
         let per_row = cols / place.lanes.max(1);
-        (place.group() < per_row).then_some(Self { vectors, per_row, group: place.group() })
+        (place.group() < per_row).then_some(Self {
+            vectors,
+            per_row,
+            group: place.group(),
+        })
     }
 }
 
 impl<T: Element> ColumnSource<T> for VectorColumns<T> {
     #[inline(always)]
     fn rows<const K: usize>(self, row: usize, step: usize) -> [T::Vector16; K] {
-        self.vectors.load_strided::<K>(row * self.per_row + self.group, step * self.per_row)
+        self.vectors
+            .load_strided::<K>(row * self.per_row + self.group, step * self.per_row)
     }
 }
 
@@ -412,22 +466,33 @@ impl<T: Element> ScalarColumns<T> {
     /// The lanes' columns `column(k)` of a matrix of `cols` columns; `None` when even lane 0's
     /// is past the last (the dealt-out columns grow with the lane).
     #[inline(always)]
-    pub fn new(input: GlobalSlice<T>, cols: usize, column: impl Fn(usize) -> usize) -> Option<Self> {
+    pub fn new(
+        input: GlobalSlice<T>,
+        cols: usize,
+        column: impl Fn(usize) -> usize,
+    ) -> Option<Self> {
         if column(0) >= cols {
             return None;
         }
         let mut columns = [0; MAX_LANES];
         T::Vector16::for_lanes(|k| columns[k] = column(k).min(cols - 1));
-        Some(Self { input, cols, columns })
+        Some(Self {
+            input,
+            cols,
+            columns,
+        })
     }
 }
 
 impl<T: Element> ColumnSource<T> for ScalarColumns<T> {
     #[inline(always)]
     fn rows<const K: usize>(self, row: usize, step: usize) -> [T::Vector16; K] {
+        // Any value: every lane of the type is overwritten, and the others are never read.
         let mut by_lane = [[T::LOWEST; K]; MAX_LANES];
         T::Vector16::for_lanes(|k| {
-            by_lane[k] = self.input.load_strided::<K>(row * self.cols + self.columns[k], step * self.cols);
+            by_lane[k] = self
+                .input
+                .load_strided::<K>(row * self.cols + self.columns[k], step * self.cols);
         });
         core::array::from_fn(|j| T::Vector16::from_fn(|k| by_lane[k][j]))
     }
@@ -453,7 +518,9 @@ fn walk_rows<T: Element, R: Reduction<T>, S: ColumnSource<T>, const K: usize>(
     }
     while row < end_row {
         let [vector] = source.rows::<1>(row, step);
-        T::Vector16::for_lanes(|k| running[k] = R::accumulate(running[k], R::lift(vector.lanes()[k], row)));
+        T::Vector16::for_lanes(|k| {
+            running[k] = R::accumulate(running[k], R::lift(vector.lanes()[k], row))
+        });
         row += step;
     }
     running

@@ -94,7 +94,11 @@ const fn thread_period(cols: usize, lanes: usize) -> usize {
 /// Values a thread keeps after [`folds_lanes`]: one per column, or every lane.
 #[inline(always)]
 const fn slots(cols: usize, lanes: usize) -> usize {
-    if folds_lanes(cols, lanes) { cols } else { lanes }
+    if folds_lanes(cols, lanes) {
+        cols
+    } else {
+        lanes
+    }
 }
 
 /// Values a warp keeps after its shuffles: [`slots`] in each of its first [`thread_period`]
@@ -219,7 +223,9 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let (first_row, first_column) = (columns.quotient(first), columns.remainder(first));
     T::Vector16::for_lanes(|k| {
         let lane_row = (first_row + columns.small_quotient(first_column + k as u32)) as usize;
-        values[k] = R::map_index(R::settle(running[k]), |step| lane_row + step * rows_per_step);
+        values[k] = R::map_index(R::settle(running[k]), |step| {
+            lane_row + step * rows_per_step
+        });
     });
     fold_lanes::<T, R>(&mut values, cols, lanes);
     let slots = slots(cols, lanes);
@@ -267,7 +273,9 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
         block_value
     } else {
         if tid < cols {
-            scratch.partials.store(block_idx_x() as usize * cols + tid, block_value);
+            scratch
+                .partials
+                .store(block_idx_x() as usize * cols + tid, block_value);
         }
         sync_threads();
         let retired = scratch.retired.at(0);
@@ -331,7 +339,14 @@ pub fn reduce_columns_narrow<T: Element, R: Reduction<T>, const BLOCK: u32>(
             }
             element += 1;
         }
-        output.store(tid, if rows == 0 { R::EMPTY } else { R::finish(total, rows) });
+        output.store(
+            tid,
+            if rows == 0 {
+                R::EMPTY
+            } else {
+                R::finish(total, rows)
+            },
+        );
     }
 }
 
@@ -494,7 +509,11 @@ fn gather_columns<T: Element, R: Reduction<T>>(
         // Thread `tid` holds column `tid % cols`: `lane + (tid - lane) % cols`, less `cols` if
         // that passes it.
         let column = columns.small_remainder((tid - lane) as u32) as usize + lane;
-        let column = if column >= cols { column - cols } else { column };
+        let column = if column >= cols {
+            column - cols
+        } else {
+            column
+        };
         shared.store(warp * cols + column, value);
     }
     sync_threads();

@@ -20,7 +20,10 @@
 //! `output[r]` = the finished result of row `r` (the operator's `EMPTY` for an empty row).
 //! No scratch memory. Shared memory: one accumulator per warp.
 
-use crate::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, grid_dim_x, require_block_dim, shared_array, sync_threads, thread_idx_x};
+use crate::device::{
+    GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, grid_dim_x, require_block_dim,
+    shared_array, sync_threads, thread_idx_x,
+};
 use crate::element::Element;
 use crate::ops::Reduction;
 use crate::params::{Scratch, Segments};
@@ -44,7 +47,11 @@ pub fn reduce_rows_block<T: Element, R: Reduction<T>, const BLOCK: u32>(
         let acc = thread_reduce_vectorized::<T, R>(&values, 0, tid as usize, BLOCK as usize);
         let total = block_reduce_shuffle::<T, R>(acc, tid, BLOCK, &warp_partials);
         if tid == 0 {
-            let result = if values.is_empty() { R::EMPTY } else { R::finish(total, values.len()) };
+            let result = if values.is_empty() {
+                R::EMPTY
+            } else {
+                R::finish(total, values.len())
+            };
             output.store(row, result);
         }
         // The next row's warp partials overwrite these: warp 0 must have read them first.

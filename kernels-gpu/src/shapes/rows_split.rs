@@ -22,7 +22,10 @@
 //! holds `rows·split` accumulators, `retired` one counter per row, 0 before the launch and set
 //! back to 0 by each row's last block.
 
-use crate::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, require_block_dim, shared_array, sync_threads, thread_fence, thread_idx_x};
+use crate::device::{
+    GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, require_block_dim, shared_array,
+    sync_threads, thread_fence, thread_idx_x,
+};
 use crate::element::Element;
 use crate::ops::Reduction;
 use crate::params::{Scratch, Segments};
@@ -42,7 +45,10 @@ pub fn reduce_rows_split<T: Element, R: Reduction<T>, const BLOCK: u32>(
     let ticket = shared_array![u32; 1; after warp_partials];
     // At least one piece (the host never passes 0; the kernel must not divide by it either).
     let split = split.max(1);
-    let (row, piece) = (block_idx_x() as usize / split, block_idx_x() as usize % split);
+    let (row, piece) = (
+        block_idx_x() as usize / split,
+        block_idx_x() as usize % split,
+    );
     if row >= rows.count() {
         return;
     }
@@ -76,7 +82,14 @@ pub fn reduce_rows_split<T: Element, R: Reduction<T>, const BLOCK: u32>(
     }
     let total = block_reduce_shuffle::<T, R>(acc, tid, BLOCK, &warp_partials);
     if tid == 0 {
-        output.store(row, if len == 0 { R::EMPTY } else { R::finish(total, len) });
+        output.store(
+            row,
+            if len == 0 {
+                R::EMPTY
+            } else {
+                R::finish(total, len)
+            },
+        );
         retired.reset();
     }
 }

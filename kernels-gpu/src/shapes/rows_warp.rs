@@ -29,7 +29,10 @@
 //! `output[r]` = the finished result of row `r` (the operator's `EMPTY` for an empty row).
 //! The launch's `split` is `lanes_per_row` (0 counts as 32). No scratch memory.
 
-use crate::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, grid_dim_x, require_block_dim, thread_idx_x};
+use crate::device::{
+    GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx_x, grid_dim_x, require_block_dim,
+    thread_idx_x,
+};
 use crate::element::Element;
 use crate::ops::Reduction;
 use crate::params::{Scratch, Segments};
@@ -75,7 +78,11 @@ pub fn reduce_rows_warp<T: Element, R: Reduction<T>, const BLOCK: u32>(
         };
         let total = warp_reduce_shuffle::<T, R>(acc, lanes_per_row);
         if lane_in_group == 0 && row < rows.count() {
-            let result = if len == 0 { R::EMPTY } else { R::finish(total, len) };
+            let result = if len == 0 {
+                R::EMPTY
+            } else {
+                R::finish(total, len)
+            };
             output.store(row, result);
         }
         first += stride;

@@ -8,6 +8,7 @@ pub fn data(len: usize) -> Vec<f32> {
     (0..len).map(|i| ((i * 7919) % 13) as f32).collect()
 }
 
+/// Column `c` of the row-major `values` of `cols` columns, with each value's row.
 pub fn column(values: &[f32], cols: usize, c: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
     values.iter().skip(c).step_by(cols).copied().enumerate()
 }
@@ -22,6 +23,7 @@ pub fn first_best(values: &[f32], cols: usize, c: usize, sign: f32) -> Option<us
         .map(|(row, _)| row)
 }
 
+/// Simulated reducers of one block at a time and of as many as the planner likes.
 pub fn reducers() -> [(&'static str, Reducer); 2] {
     [
         ("one block", Reducer::simulator().with_max_blocks(1)),
