@@ -148,11 +148,11 @@ fn reproducible_columns_at_every_offset_have_each_column_s_own_bits() {
             let sums = reducer
                 .reduce_each_planned(Sum, values, shape, plan)
                 .unwrap();
-            for c in 0..cols {
+            for (c, sum) in sums.iter().enumerate() {
                 let own: Vec<f32> = column(values, cols, c).map(|(_, x)| x).collect();
                 let alone = reducer.reduce(Sum, &own).unwrap();
                 assert_eq!(
-                    sums[c].to_bits(),
+                    sum.to_bits(),
                     alone.to_bits(),
                     "{rows} × {cols} at +{offset} in {split:?} bands: column {c}"
                 );
