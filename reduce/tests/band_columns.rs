@@ -14,7 +14,7 @@ use reduce_rs::{Element, Operation, Reducer, Shape};
 
 mod common;
 
-use common::columns::{column, data, first_best, reducers};
+use common::columns::{check_f32_columns, column, data, first_best, reducers};
 
 /// `(rows, cols)`: tiles of 8 to 64 groups, a last tile part full (70 and 1030 columns of
 /// f32); each in the bands the planner gives it and in 3 (`with_split`).
@@ -65,24 +65,8 @@ fn f32_columns_at_every_offset_get_their_own_rows() {
                 let maxima = in_bands(&reducer, Max, values, shape, split);
                 let argmax = in_bands(&reducer, ArgMax, values, shape, split);
                 let argmin = in_bands(&reducer, ArgMin, values, shape, split);
-                for c in 0..cols {
-                    let sum: f32 = column(values, cols, c).map(|(_, x)| x).sum();
-                    assert_eq!(sums[c], sum, "{at}: sum of column {c}");
-                    let max = column(values, cols, c)
-                        .map(|(_, x)| x)
-                        .fold(f32::MIN, f32::max);
-                    assert_eq!(maxima[c], Some(max), "{at}: max of column {c}");
-                    assert_eq!(
-                        argmax[c].map(|(row, _)| row),
-                        first_best(values, cols, c, 1.0),
-                        "{at}: argmax {c}"
-                    );
-                    assert_eq!(
-                        argmin[c].map(|(row, _)| row),
-                        first_best(values, cols, c, -1.0),
-                        "{at}: argmin {c}"
-                    );
-                }
+                let results = (&sums[..], &maxima[..]);
+                check_f32_columns(values, cols, results, (&argmax, &argmin), &at);
             }
         }
     }

@@ -13,7 +13,7 @@ use reduce_rs::{Reducer, Shape};
 
 mod common;
 
-use common::columns::{column, data, first_best, reducers};
+use common::columns::{check_f32_columns, column, data, first_best, reducers};
 
 /// Powers of two, counts the flat read takes for every type (3, 6, 12, 24), for 4- and 8-byte
 /// elements (5, 7, 20), for 8-byte ones (9), and for none (31).
@@ -69,24 +69,8 @@ fn every_offset_tail_and_grid_gives_each_column_its_own() {
                     let maxima = reducer.reduce_each(Max, values, shape).unwrap();
                     let argmax = reducer.reduce_each(ArgMax, values, shape).unwrap();
                     let argmin = reducer.reduce_each(ArgMin, values, shape).unwrap();
-                    for c in 0..cols {
-                        let sum: f32 = column(values, cols, c).map(|(_, x)| x).sum();
-                        assert_eq!(sums[c], sum, "{at}: sum of column {c}");
-                        let max = column(values, cols, c)
-                            .map(|(_, x)| x)
-                            .fold(f32::MIN, f32::max);
-                        assert_eq!(maxima[c], Some(max), "{at}: max of column {c}");
-                        assert_eq!(
-                            argmax[c].map(|(row, _)| row),
-                            first_best(values, cols, c, 1.0),
-                            "{at}: argmax {c}"
-                        );
-                        assert_eq!(
-                            argmin[c].map(|(row, _)| row),
-                            first_best(values, cols, c, -1.0),
-                            "{at}: argmin {c}"
-                        );
-                    }
+                    let results = (&sums[..], &maxima[..]);
+                    check_f32_columns(values, cols, results, (&argmax, &argmin), &at);
                 }
             }
         }

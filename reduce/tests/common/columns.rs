@@ -30,3 +30,35 @@ pub fn reducers() -> [(&'static str, Reducer); 2] {
         ("several blocks", Reducer::simulator()),
     ]
 }
+
+/// Each column's argmax or argmin: its row and value, `None` for no rows.
+pub type Args = [Option<(usize, f32)>];
+
+/// The f32 column results of `values` (`cols` columns) a reduction returned — sums, maxima,
+/// argmax and argmin — checked against loops over each column; `at` names the case.
+pub fn check_f32_columns(
+    values: &[f32],
+    cols: usize,
+    (sums, maxima): (&[f32], &[Option<f32>]),
+    (argmax, argmin): (&Args, &Args),
+    at: &str,
+) {
+    for c in 0..cols {
+        let sum: f32 = column(values, cols, c).map(|(_, x)| x).sum();
+        assert_eq!(sums[c], sum, "{at}: sum of column {c}");
+        let max = column(values, cols, c)
+            .map(|(_, x)| x)
+            .fold(f32::MIN, f32::max);
+        assert_eq!(maxima[c], Some(max), "{at}: max of column {c}");
+        assert_eq!(
+            argmax[c].map(|(row, _)| row),
+            first_best(values, cols, c, 1.0),
+            "{at}: argmax {c}"
+        );
+        assert_eq!(
+            argmin[c].map(|(row, _)| row),
+            first_best(values, cols, c, -1.0),
+            "{at}: argmin {c}"
+        );
+    }
+}
