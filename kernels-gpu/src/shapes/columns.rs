@@ -365,18 +365,18 @@ fn gather_rows<T: Element, R: Reduction<T>>(
     values
 }
 
-/// Where a thread's group sits: tile `tile` of `groups` groups, the group `index` of them,
-/// each of `lanes` columns. Which columns its lanes reduce depends on how the rows are read
+/// Where a thread's group sits. Which columns its lanes reduce depends on how the rows are read
 /// ([`column`](GroupPlace::column)).
 #[derive(Clone, Copy)]
 pub struct GroupPlace {
-    pub tile: usize,
-    pub groups: usize,
-    pub index: usize,
-    pub lanes: usize,
+    tile: usize,
+    groups: usize,
+    index: usize,
+    lanes: usize,
 }
 
 impl GroupPlace {
+    /// The group `index` of tile `tile`'s `groups` groups, each of `lanes` columns.
     #[inline(always)]
     pub const fn of(tile: usize, groups: usize, index: usize, lanes: usize) -> Self {
         Self {
