@@ -14,7 +14,7 @@ use reduce_rs::{Element, Operation, Reducer, Shape};
 
 mod common;
 
-use common::columns::{check_f32_columns, column, data, first_best, reducers};
+use common::columns::{check_f32_columns, check_f64_and_bf16_columns, column, data, reducers};
 
 /// `(rows, cols)`: tiles of 8 to 64 groups, a last tile part full (70 and 1030 columns of
 /// f32); each in the bands the planner gives it and in 3 (`with_split`).
@@ -91,19 +91,7 @@ fn two_and_eight_lanes_at_several_offsets() {
                 let sums = in_bands(&reducer, Sum, wide, shape, split);
                 let minima = in_bands(&reducer, Min, narrow, shape, split);
                 let argmax = in_bands(&reducer, ArgMax, narrow, shape, split);
-                for c in 0..cols {
-                    let sum: f32 = column(values, cols, c).map(|(_, x)| x).sum();
-                    assert_eq!(sums[c], f64::from(sum), "{at}: f64 sum of column {c}");
-                    let min = column(values, cols, c)
-                        .map(|(_, x)| x)
-                        .fold(f32::MAX, f32::min);
-                    assert_eq!(minima[c].map(f32::from), Some(min), "{at}: bf16 min {c}");
-                    assert_eq!(
-                        argmax[c].map(|(row, _)| row),
-                        first_best(values, cols, c, 1.0),
-                        "{at}: bf16 argmax {c}"
-                    );
-                }
+                check_f64_and_bf16_columns(values, cols, (&sums, &minima), &argmax, &at);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! What the column tests share: small-integer data, one column of a row-major slice, the
 //! row of a column's first best value, and reducers of one block and of several.
 
+use half::bf16;
 use reduce_rs::Reducer;
 
 /// Small integers: every sum exact in any order, and many ties.
@@ -59,6 +60,33 @@ pub fn check_f32_columns(
             argmin[c].map(|(row, _)| row),
             first_best(values, cols, c, -1.0),
             "{at}: argmin {c}"
+        );
+    }
+}
+
+/// Each column's bf16 argmax: its row and value, `None` for no rows.
+pub type Bf16Args = [Option<(usize, bf16)>];
+
+/// The two- and eight-lane results of `values` (`cols` columns) — f64 sums, bf16 minima and
+/// argmax of the same values widened and narrowed — checked against loops over each column.
+pub fn check_f64_and_bf16_columns(
+    values: &[f32],
+    cols: usize,
+    (sums, minima): (&[f64], &[Option<bf16>]),
+    argmax: &Bf16Args,
+    at: &str,
+) {
+    for c in 0..cols {
+        let sum: f32 = column(values, cols, c).map(|(_, x)| x).sum();
+        assert_eq!(sums[c], f64::from(sum), "{at}: f64 sum of column {c}");
+        let min = column(values, cols, c)
+            .map(|(_, x)| x)
+            .fold(f32::MAX, f32::min);
+        assert_eq!(minima[c].map(f32::from), Some(min), "{at}: bf16 min {c}");
+        assert_eq!(
+            argmax[c].map(|(row, _)| row),
+            first_best(values, cols, c, 1.0),
+            "{at}: bf16 argmax {c}"
         );
     }
 }
