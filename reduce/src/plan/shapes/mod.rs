@@ -450,6 +450,7 @@ pub(crate) fn plan_layout(
                 Family::Reproducible => resident_blocks,
             };
             let split = family.blocks_per_row(
+                op,
                 rows,
                 cols,
                 sizes.element,

@@ -96,6 +96,23 @@ pub const MAX_BANDS_PER_THREAD: usize = 32;
 /// kernel 90.0).
 pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 
+/// The arg operators' rows cut over blocks: at most a wave's blocks divided by this (a block
+/// per SM where three of `rows_split`'s fit), each thread reading up to
+/// [`ARG_SPLIT_TILE_VECTORS`], wherever each thread then still reads a whole group of loads
+/// (fewer rows, shorter rows: a wave, as for sums). A warp of an arg operator's block pays
+/// about 650 instructions whatever it reads (its first group's search for the best lane, the
+/// block's reduction of value and index, the hand-over) and about 96 per vector (Nsight
+/// Compute, bf16 argmax of 64 × 128256 on the H100: 7.08 M warp instructions at 6 blocks per
+/// row, 4.43 M at 2; the read-only kernel 1.11 M): fewer blocks reading more each issue fewer.
+/// Measured on the H100 (`docs/runs/2026-11-27-f/`, µs by blocks per row): bf16 argmax 64 ×
+/// 128256, 1: 20.2, 2: 17.7, 3: 22.2, 4: 20.1, 6 (a wave, the old rule): 19.3; of 8 rows, 16:
+/// 10.7 against a wave's 32: 9.8 (each thread would read two vectors at a third).
+pub const ARG_SPLIT_WAVE_DIVISOR: usize = 3;
+
+/// Vectors each thread of an arg operator's row split over blocks reads at most within a
+/// third of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads.
+pub const ARG_SPLIT_TILE_VECTORS: usize = 4 * VECTORS_IN_FLIGHT;
+
 /// Vectors each thread of a row split over blocks reads at least: one. A vocabulary row of
 /// 128256 `bf16` in 32 blocks of 512 threads took 8.3 µs on the H100, in 8 blocks (a group of
 /// four loads each) 9.8: for a few rows, more SMs reading beats more loads per thread.
@@ -194,9 +211,12 @@ impl Family {
     /// blocks would each read more than `SPLIT_TILE_VECTORS` per thread are cut into tiles of
     /// that size, many waves of them, whose last wave is a small part of the time (the
     /// reproducible twins keep one wave). Each block reads at least `SPLIT_MIN_VECTORS` per
-    /// thread (four groups in the reproducible mode).
+    /// thread (four groups in the reproducible mode). The arg operators' rows fill a third of
+    /// the wave instead, in tiles of `ARG_SPLIT_TILE_VECTORS`, where that gives each thread at
+    /// least a group of loads and each row at least two blocks.
     pub(super) fn blocks_per_row(
         self,
+        op: OpKind,
         rows: usize,
         cols: usize,
         element: usize,
@@ -204,6 +224,14 @@ impl Family {
         wave: usize,
     ) -> usize {
         let vector_block = block as usize * elements_per_vector(element);
+        if self == Family::Plain && matches!(op, OpKind::ArgMin | OpKind::ArgMax) {
+            let third = (wave / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
+            let split = third.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS));
+            // Not one block per row: that is `RowsBlock`'s shape, measured on its own rule.
+            if split > 1 && cols >= split * vector_block * VECTORS_IN_FLIGHT {
+                return split;
+            }
+        }
         let one_wave = (wave / rows.max(1)).max(1);
         let (tile_split, least) = match self {
             Family::Plain => (
