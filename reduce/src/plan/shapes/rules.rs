@@ -105,8 +105,11 @@ pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 /// Compute, bf16 argmax of 64 × 128256 on the H100: 7.08 M warp instructions at 6 blocks per
 /// row, 4.43 M at 2; the read-only kernel 1.11 M): fewer blocks reading more each issue fewer.
 /// Measured on the H100 (`docs/runs/2026-11-27-f/`, µs by blocks per row): bf16 argmax 64 ×
-/// 128256, 1: 20.2, 2: 17.7, 3: 22.2, 4: 20.1, 6 (a wave, the old rule): 19.3; of 8 rows, 16:
-/// 10.7 against a wave's 32: 9.8 (each thread would read two vectors at a third).
+/// 128256, 1: 20.2, 2: 17.7, 3: 22.2, 4: 20.1, 6 (a wave, the old rule): 19.3
+/// (`call39_splits_head.log`); f32 argmax 64 × 100000, 4 (this rule's tiles): 17.4, 7 (the old
+/// rule): 20.8; bf16 argmax 64 × 2^20, 16: 65.3, 33: 93.8; but 8 rows of 128256 bf16, a wave's
+/// 32: 9.6, 7: 11.0 (at a third, each thread would read two vectors: the wave stays;
+/// `call40_arg_rows.log`).
 pub const ARG_SPLIT_WAVE_DIVISOR: usize = 3;
 
 /// Vectors each thread of an arg operator's row split over blocks reads at most within a
