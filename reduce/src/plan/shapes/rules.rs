@@ -99,21 +99,26 @@ pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 /// The arg operators' rows cut over blocks: at most a wave's blocks divided by this (a block
 /// per SM where three of `rows_split`'s fit), each thread reading up to
 /// [`ARG_SPLIT_TILE_VECTORS`], wherever each thread then still reads a whole group of loads
-/// (fewer rows, shorter rows: a wave, as for sums). A warp of an arg operator's block pays
-/// about 650 instructions whatever it reads (its first group's search for the best lane, the
-/// block's reduction of value and index, the hand-over) and about 96 per vector (Nsight
-/// Compute, bf16 argmax of 64 × 128256 on the H100: 7.08 M warp instructions at 6 blocks per
-/// row, 4.43 M at 2; the read-only kernel 1.11 M): fewer blocks reading more each issue fewer.
-/// Measured on the H100 (`docs/runs/2026-11-27-f/`, µs by blocks per row): bf16 argmax 64 ×
-/// 128256, 1: 20.2, 2: 17.7, 3: 22.2, 4: 20.1, 6 (a wave, the old rule): 19.3
-/// (`call39_splits_head.log`); f32 argmax 64 × 100000, 4 (this rule's tiles): 17.4, 7 (the old
-/// rule): 20.8; bf16 argmax 64 × 2^20, 16: 65.3, 33: 93.8; but 8 rows of 128256 bf16, a wave's
-/// 32: 9.6, 7: 11.0 (at a third, each thread would read two vectors: the wave stays;
-/// `call40_arg_rows.log`).
+/// (fewer rows, shorter rows: the old rule's split, as for sums). A warp of an arg operator's
+/// block pays several hundred instructions whatever it reads (its first group's search for the
+/// best lane, the block's reduction of value and index, the hand-over), more than it pays for
+/// five vectors (Nsight Compute, bf16 argmax of 64 × 128256 on the H100, warp instructions by
+/// blocks per row: 1: 3.20 M, 2: 4.43 M, 4: 6.61 M, 6: 7.08 M; the read-only kernel 1.11 M):
+/// fewer blocks reading more each issue fewer. Measured on the H100 (`docs/runs/2026-11-27-f/`,
+/// µs by blocks per row): bf16 argmax 64 × 128256, 1: 20.2, 2: 17.7, 3: 22.2, 4: 20.1, 6 (a
+/// wave, the old rule): 19.3 (`call39_splits_head.log`); f32 argmax 64 × 100000, 4 (this rule's
+/// tiles): 17.4, 7 (the old rule): 20.8; bf16 argmax 64 × 2^20, 16: 65.3, 33 (beside the old
+/// rule's 32, not timed): 93.8 (`call40_arg_rows.log`). One and eight vocabulary rows keep the
+/// old rule's 32 blocks (a vector per thread: 8.1 and 9.6 µs; a third of a wave not timed);
+/// four rows of 200000 bf16 keep 49 (9.7), though 33 took 9.2: the group condition is not
+/// settled there. The f64 and integer arg operators take the rule unmeasured, and where
+/// `rows_split` holds other than three blocks an SM a third of a wave is not a block per SM.
 pub const ARG_SPLIT_WAVE_DIVISOR: usize = 3;
 
 /// Vectors each thread of an arg operator's row split over blocks reads at most within a
-/// third of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads.
+/// third of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads. Not swept: 64 × 2^20
+/// bf16 took 65.3 µs at these tiles (16 blocks per row), 61.1 at 4 and 59.0 at 2; 16 × 2^22
+/// f32 96.9 at 128 blocks, 97.1 at 256 (`call40_arg_rows.log`).
 pub const ARG_SPLIT_TILE_VECTORS: usize = 4 * VECTORS_IN_FLIGHT;
 
 /// Vectors each thread of a row split over blocks reads at least: one. A vocabulary row of

@@ -252,7 +252,8 @@ fn splits_rows_by_the_measured_rules() {
         element: 2,
         accumulator: 8,
     };
-    // 132 SMs × 2 blocks of 512 threads (the bf16 argmax's registers; 4 for an f32 sum).
+    // 132 SMs × 2 blocks of 512 threads (4 for an f32 sum, 3 for the bf16 argmax at 38
+    // registers).
     let resident = |_| 264;
     let split = |rows, cols, sizes| {
         plan_shape(&Shape::rows(rows, cols), OpKind::Sum, sizes, resident).split
@@ -266,20 +267,25 @@ fn splits_rows_by_the_measured_rules() {
     // 16 rows of 2^22 f32: tiles of 8 vectors per thread (16384 elements), 256 per row.
     assert_eq!(split(16, 1 << 22, F32), 256);
     // The arg operators: a third of the wave where each thread still reads a group of loads.
-    let arg_split = |rows, cols, sizes| {
-        plan_shape(&Shape::rows(rows, cols), OpKind::ArgMax, sizes, |_| 396).split
-    };
-    // 64 vocabulary rows: 2 blocks each (about 16 vectors per thread), not a wave's 6.
+    // 132 SMs × 3 blocks of `rows_split_bf16_argmax` (38 registers; Nsight Compute, call 39).
+    let arg_split_by =
+        |op, rows, cols, sizes| plan_shape(&Shape::rows(rows, cols), op, sizes, |_| 396).split;
+    let arg_split = |rows, cols, sizes| arg_split_by(OpKind::ArgMax, rows, cols, sizes);
+    // 64 vocabulary rows: 2 blocks each (about 16 vectors per thread), not a wave's 6; argmin
+    // alike; a sum keeps the wave's.
     assert_eq!(arg_split(64, 128256, bf16), 2);
-    assert_eq!(split(64, 128256, bf16), 4);
+    assert_eq!(arg_split_by(OpKind::ArgMin, 64, 128256, bf16), 2);
+    assert_eq!(arg_split_by(OpKind::Sum, 64, 128256, bf16), 6);
     // 64 rows of 100000 f32: tiles of 16 vectors per thread (32768 elements), 4 per row.
     assert_eq!(arg_split(64, 100_000, F32), 4);
-    // 8 rows and 1: a third of the wave would give each thread two vectors; a wave's 32.
+    // 8 rows and 1: a third of the wave would give each thread two vectors or fewer; the
+    // old rule's 32 (a vector per thread).
     assert_eq!(arg_split(8, 128256, bf16), 32);
     assert_eq!(arg_split(1, 128256, bf16), 32);
     // Long rows: tiles of 16 vectors per thread, many waves of them.
     assert_eq!(arg_split(16, 1 << 22, F32), 128);
-    // One block per row is `RowsBlock`'s rule: 150 rows of 64 Ki bf16 keep the wave's 2.
+    // One block per row is `RowsBlock`'s rule: 150 rows of 65536 bf16 (128 KiB) keep the
+    // wave's 2.
     assert_eq!(arg_split(150, 65536, bf16), 2);
     // Rows shorter than one vector per thread of one block: one block each, `RowsBlock`.
     assert_eq!(split(4, 1000, F32), 1);
