@@ -116,9 +116,15 @@ pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 pub const ARG_SPLIT_WAVE_DIVISOR: usize = 3;
 
 /// Vectors each thread of an arg operator's row split over blocks reads at most within a
-/// third of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads. Not swept: 64 × 2^20
-/// bf16 took 65.3 µs at these tiles (16 blocks per row), 61.1 at 4 and 59.0 at 2; 16 × 2^22
-/// f32 96.9 at 128 blocks, 97.1 at 256 (`call40_arg_rows.log`).
+/// third of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads — for 4- and 8-byte
+/// elements. The 16-bit floats take no tiles: their arg kernels are bound by instructions, so
+/// each block more costs its fixed share, and a third of one wave (a block per SM; two a row
+/// at least) was fastest on every long row measured. On the H100 (`call42_tiles.log`, µs by
+/// blocks per row): bf16 argmax 64 × 2^20, 2: 58.5, 4: 60.9, 8: 74.8, 16 (these tiles): 65.3;
+/// 16 × 2^22, 8: 58.7, 16: 60.9, 32: 74.0, 64 (these tiles): 64.7; 128 × 262144, 1: 34.5, 2:
+/// 35.3, 4 (these tiles): 42.1 (a block per row, `rows_block`: 46.6). `f32` argmax keeps them:
+/// 64 × 2^20, 2: 99.4, 4: 95.3, 32 (these tiles): 96.8; 16 × 2^22, 8: 99.6, 16: 95.3, 128
+/// (these tiles): 96.8; 32 × 2^20, 4: 53.7, 8: 51.6, 32 (these tiles): 53.8.
 pub const ARG_SPLIT_TILE_VECTORS: usize = 4 * VECTORS_IN_FLIGHT;
 
 /// Vectors each thread of a row split over blocks reads at least: one. A vocabulary row of
@@ -234,7 +240,13 @@ impl Family {
         let vector_block = block as usize * elements_per_vector(element);
         if self == Family::Plain && matches!(op, OpKind::ArgMin | OpKind::ArgMax) {
             let third = (wave / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
-            let split = third.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS));
+            let split = if element == 2 {
+                // The 16-bit floats: a third of one wave however long the rows, and two
+                // blocks a row at least (see `ARG_SPLIT_TILE_VECTORS`).
+                third.max(2)
+            } else {
+                third.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS))
+            };
             // Not one block per row: that is `RowsBlock`'s shape, measured on its own rule.
             if split > 1 && cols >= split * vector_block * VECTORS_IN_FLIGHT {
                 return split;

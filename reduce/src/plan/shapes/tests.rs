@@ -282,8 +282,12 @@ fn splits_rows_by_the_measured_rules() {
     // old rule's 32 (a vector per thread).
     assert_eq!(arg_split(8, 128256, bf16), 32);
     assert_eq!(arg_split(1, 128256, bf16), 32);
-    // Long rows: tiles of 16 vectors per thread, many waves of them.
+    // Long rows: tiles of 16 vectors per thread, many waves of them; for the 16-bit floats
+    // a third of one wave, two blocks a row at least.
     assert_eq!(arg_split(16, 1 << 22, F32), 128);
+    assert_eq!(arg_split(16, 1 << 22, bf16), 8);
+    assert_eq!(arg_split(64, 1 << 20, bf16), 2);
+    assert_eq!(arg_split(128, 262144, bf16), 2);
     // One block per row is `RowsBlock`'s rule: 150 rows of 65536 bf16 (128 KiB) keep the
     // wave's 2.
     assert_eq!(arg_split(150, 65536, bf16), 2);
