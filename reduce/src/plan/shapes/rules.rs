@@ -150,6 +150,13 @@ pub const REPRODUCIBLE_WARP_ROW_BYTES: usize = 64 * 1024;
 /// `VECTORS_IN_FLIGHT`), so that the deposits outweigh the thread's share of the merges.
 pub const REPRODUCIBLE_VECTORS_PER_LANE: usize = 4 * VECTORS_IN_FLIGHT;
 
+/// Whether elements of `element_bytes` bytes are the 16-bit floats (`bf16`, `f16`: the only
+/// 2-byte element types), whose arg operators skip groups by their best key and are bound by
+/// their instructions.
+const fn is_16_bit_float(element_bytes: usize) -> bool {
+    element_bytes == 2
+}
+
 /// Vectors a lane of `rows_warp` reads at least, by family, operator and element size: the
 /// fewer lanes share a row, the fewer shuffle rounds (the reproducible twins' merges) each row
 /// costs, and the more groups of loads a lane of an arg operator has over which to amortise its
@@ -178,8 +185,7 @@ pub const REPRODUCIBLE_VECTORS_PER_LANE: usize = 4 * VECTORS_IN_FLIGHT;
 pub const fn lane_vectors(family: Family, op: OpKind, element_bytes: usize) -> usize {
     match (family, op) {
         (Family::Reproducible, _) => 8 * VECTORS_IN_FLIGHT,
-        // The 16-bit floats, the only 2-byte element types.
-        (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) if element_bytes == 2 => {
+        (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) if is_16_bit_float(element_bytes) => {
             32 * VECTORS_IN_FLIGHT
         }
         (Family::Plain, OpKind::ArgMin | OpKind::ArgMax) => 4 * VECTORS_IN_FLIGHT,
@@ -226,8 +232,8 @@ impl Family {
     /// that size, many waves of them, whose last wave is a small part of the time (the
     /// reproducible twins keep one wave). Each block reads at least `SPLIT_MIN_VECTORS` per
     /// thread (four groups in the reproducible mode). The arg operators' rows fill a third of
-    /// the wave instead, in tiles of `ARG_SPLIT_TILE_VECTORS`, where that gives each thread at
-    /// least a group of loads and each row at least two blocks.
+    /// the wave instead, in tiles of `ARG_SPLIT_TILE_VECTORS` (the 16-bit floats: no tiles),
+    /// where that gives each thread at least a group of loads and each row at least two blocks.
     pub(super) fn blocks_per_row(
         self,
         op: OpKind,
@@ -240,9 +246,9 @@ impl Family {
         let vector_block = block as usize * elements_per_vector(element);
         if self == Family::Plain && matches!(op, OpKind::ArgMin | OpKind::ArgMax) {
             let third = (wave / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
-            let split = if element == 2 {
-                // The 16-bit floats: a third of one wave however long the rows, and two
-                // blocks a row at least (see `ARG_SPLIT_TILE_VECTORS`).
+            let split = if is_16_bit_float(element) {
+                // A third of one wave however long the rows, and two blocks a row at least
+                // (see `ARG_SPLIT_TILE_VECTORS`).
                 third.max(2)
             } else {
                 third.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS))
