@@ -448,7 +448,8 @@ fn is_pending(index: u64) -> bool {
 }
 
 /// The first lane of `vectors` whose key is `key`: its vector and its lane in that vector.
-/// Keys are compared, lane by lane, and nothing else is kept: the group's best is known.
+/// Nothing else is kept: the group's best is known. By the element with that key where the
+/// type finds it faster ([`Element::first_lane_holding`]), else key by key.
 #[inline(always)]
 fn first_lane_with_key<T: Element, const K: usize>(
     vectors: &[T::Vector16; K],
@@ -456,6 +457,9 @@ fn first_lane_with_key<T: Element, const K: usize>(
     key: T::Key,
 ) -> (usize, usize) {
     let lanes = <T::Vector16 as Vector16<T>>::LANES;
+    if let Some(found) = T::first_lane_holding(vectors, T::from_key(key)) {
+        return (found / lanes, found % lanes);
+    }
     // From the last lane to the first, each match replacing: the first match is what stays.
     let mut found = 0;
     let mut k = K;

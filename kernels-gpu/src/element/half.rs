@@ -97,25 +97,73 @@ fn packed_key_extremes<V, const K: usize>(
     // The top halves are ordered by the whole words; the bottom halves on their own.
     let (mut top_max, mut top_min, mut bottom_max, mut bottom_min) = (0, u32::MAX, 0, 0xffff);
     let mut beyond = 0;
-    let mut k = 0;
-    while k < K {
-        let words = words(&vectors[k]);
-        let mut pair = 0;
-        while pair < 4 {
-            let word = words[pair];
+    // Word by word across the vectors (the last vector first), not vector by vector: every
+    // vector is needed from the first steps, so ptxas issues the group's loads together. Vector
+    // by vector, it issued the last load after work on the others in some kernels (to save
+    // registers), which then waited for two round trips a group: `rows_warp_bf16_argmax` took
+    // 42% longer over 64 × 128256 (H100, `docs/runs/2026-11-27-g/`).
+    let mut pair = 0;
+    while pair < 4 {
+        let mut k = K;
+        while k > 0 {
+            k -= 1;
+            let word = words(&vectors[k])[pair];
             let keys = packed_keys(word);
             top_max = top_max.max(keys);
             top_min = top_min.min(keys);
             bottom_max = bottom_max.max(keys & 0xffff);
             bottom_min = bottom_min.min(keys & 0xffff);
             beyond |= (word & 0x7fff_7fff) + carry_past_infinity;
-            pair += 1;
         }
-        k += 1;
+        pair += 1;
     }
     let largest = (top_max >> 16).max(bottom_max);
     let smallest = (top_min >> 16).min(bottom_min);
     (largest, smallest, beyond & 0x8000_8000 != 0)
+}
+
+/// The first lane of `vectors` that holds `bits` (any NaN, if `bits` is one), as
+/// `k · 8 + lane`, two lanes a word, three integer instructions a word and no branch; `8 · K`
+/// if no lane does. Each word becomes `x = (word ^ pattern) & magnitudes`, and a lane
+/// matches where `(x + offset) & !x` sets its half's top bit:
+/// - for a number, `x = word ^ bits` has a zero half where a lane holds `bits`, and
+///   `offset = -0x0001_0001` borrows into the top bit of exactly those (a zero bottom half
+///   borrows from the top one, which may then be flagged too, but the bottom lane comes
+///   first, so the first flag is exact);
+/// - for a NaN, `x` is each lane's magnitude, and `offset` carries into the top bit of a half
+///   whose magnitude lies beyond `infinity`'s (as in [`packed_key_extremes`]; `!x` keeps it).
+#[inline(always)]
+fn first_lane_holding<V, const K: usize>(
+    vectors: &[V; K],
+    words: impl Fn(&V) -> [u32; 4],
+    bits: u16,
+    infinity: u16,
+) -> usize {
+    let (pattern, magnitudes, offset) = if bits & 0x7fff > infinity {
+        (0, 0x7fff_7fff, u32::from(0x7fff - infinity) * 0x0001_0001)
+    } else {
+        (
+            u32::from(bits) * 0x0001_0001,
+            u32::MAX,
+            0x0001_0001u32.wrapping_neg(),
+        )
+    };
+    // Two bits a word, gathered into one mask from the last word to the first; the first
+    // lane is its lowest set bit.
+    let mut mask: u64 = 0;
+    let mut k = K;
+    while k > 0 {
+        k -= 1;
+        let words = words(&vectors[k]);
+        let mut pair = 4;
+        while pair > 0 {
+            pair -= 1;
+            let x = (words[pair] ^ pattern) & magnitudes;
+            let flags = x.wrapping_add(offset) & !x & 0x8000_8000;
+            mask = (mask << 2) | u64::from(((flags >> 15) & 1) | ((flags >> 30) & 2));
+        }
+    }
+    (mask.trailing_zeros() as usize).min(8 * K)
 }
 
 macro_rules! half_element {
@@ -168,6 +216,19 @@ macro_rules! half_element {
             fn largest_key<const K: usize>(vectors: &[Lanes<$t, 8>; K]) -> Option<u32> {
                 let (largest, _, nan) = packed_key_extremes(vectors, Self::words, $exponent_mask);
                 Some(if nan { u32::MAX } else { largest })
+            }
+            /// Two lanes a word ([`first_lane_holding`]).
+            #[inline(always)]
+            fn first_lane_holding<const K: usize>(
+                vectors: &[Lanes<$t, 8>; K],
+                value: Self,
+            ) -> Option<usize> {
+                Some(first_lane_holding(
+                    vectors,
+                    Self::words,
+                    value.0,
+                    $exponent_mask,
+                ))
             }
             /// The smallest key of the lanes; a NaN's is `0`.
             #[inline(always)]

@@ -168,6 +168,51 @@ fn the_16_bit_floats_find_a_groups_extreme_keys_two_lanes_at_a_time() {
     assert_eq!(i32::largest_key(&[Lanes([1i32; 4])]), None);
 }
 
+/// The first lane holding a value (its bits; any NaN for a NaN), two lanes a word, against a
+/// lane-by-lane scan: a lane of each group as the target (a value absent from the group now
+/// and then), and the words where a matching bottom half borrows from a top half one above it.
+fn first_lanes_by_bits_are_the_first_matches<
+    T: Element<Vector16 = Lanes<T, 8>> + core::fmt::Debug,
+>(
+    of_bits: fn(u16) -> T,
+) {
+    let mut seed = 0x853c_49e6_748f_ea9b;
+    for round in 0..20000 {
+        let mut bits = half_group::<4>(&mut seed, &mut [0; 4], false);
+        let target = match round % 5 {
+            0 => next(&mut seed) as u16,
+            _ => bits[(next(&mut seed) % 4) as usize][(next(&mut seed) % 8) as usize],
+        };
+        if round % 3 == 0 {
+            // A target in a bottom half, the next value up in its top half.
+            let (k, pair) = (
+                (next(&mut seed) % 4) as usize,
+                (next(&mut seed) % 4) as usize,
+            );
+            (bits[k][2 * pair], bits[k][2 * pair + 1]) = (target, target.wrapping_add(1));
+        }
+        let vectors = bits.map(|v| Lanes(v.map(of_bits)));
+        let scan = bits.iter().flatten().position(|&lane| lane == target);
+        let scan = if of_bits(target).is_nan() {
+            bits.iter()
+                .flatten()
+                .position(|&lane| of_bits(lane).is_nan())
+        } else {
+            scan
+        };
+        let found = T::first_lane_holding(&vectors, of_bits(target));
+        assert_eq!(found, Some(scan.unwrap_or(32)), "{target:#x} in {bits:x?}");
+    }
+}
+
+#[test]
+fn the_16_bit_floats_find_a_value_two_lanes_at_a_time() {
+    first_lanes_by_bits_are_the_first_matches(F16);
+    first_lanes_by_bits_are_the_first_matches(Bf16);
+    // The other types compare keys, lane by lane.
+    assert_eq!(f32::first_lane_holding(&[Lanes([1.0f32; 4])], 1.0), None);
+}
+
 /// `f32` and `f64` values of every class: zeros of both signs, subnormals, ordinary values,
 /// infinities, NaNs of both signs (and a quiet and a signalling payload).
 pub(crate) const F32_CLASSES: [u32; 14] = [

@@ -68,6 +68,20 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     fn smallest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
         None
     }
+    /// The first lane of `vectors` that holds `value` (its bits; any NaN for a NaN), as
+    /// `k · LANES + lane` (vector `k`, lane `lane`), where the type finds it faster than key
+    /// by key (the 16-bit floats: two lanes a word, three integer instructions), else `None`.
+    /// The key is a one-to-one map of the bits but for the NaNs, which share one key: so the
+    /// arg operators find the lane that holds a group's best key this way
+    /// ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group) and
+    /// [`resolve`](crate::ops::Reduction::resolve)).
+    #[inline(always)]
+    fn first_lane_holding<const K: usize>(
+        _vectors: &[Self::Vector16; K],
+        _value: Self,
+    ) -> Option<usize> {
+        None
+    }
     /// `a` or `b`, whichever has the larger [`key_nan_high`](Element::key_nan_high) (so a NaN
     /// if either is one), `a` on a tie: max's `combine`. By the keys, unless the type has a
     /// cheaper way (`f32`: `max.f32` and a test for NaNs, the same bits).
