@@ -97,29 +97,32 @@ pub const MAX_BANDS_PER_THREAD: usize = 32;
 pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 
 /// The arg operators' rows cut over blocks: at most a wave's blocks divided by this (a block
-/// per SM where three of `rows_split`'s fit), each thread reading up to
+/// per SM where four of `rows_split`'s fit, as for the 16-bit floats' arg kernels at 32
+/// registers; three quarters of one where three fit, `f32`'s at 38), each thread reading up to
 /// [`ARG_SPLIT_TILE_VECTORS`], wherever each thread then still reads a whole group of loads
 /// (fewer rows, shorter rows: the old rule's split, as for sums). A warp of an arg operator's
 /// block pays several hundred instructions whatever it reads (its first group's search for the
 /// best lane, the block's reduction of value and index, the hand-over), more than it pays for
 /// five vectors (Nsight Compute, bf16 argmax of 64 × 128256 on the H100, warp instructions by
 /// blocks per row: 1: 3.20 M, 2: 4.43 M, 4: 6.61 M, 6: 7.08 M; the read-only kernel 1.11 M):
-/// fewer blocks reading more each issue fewer. Measured on the H100 (`docs/runs/2026-11-27-f/`,
-/// µs by blocks per row): bf16 argmax 64 × 128256, 1: 20.2, 2: 17.7, 3: 22.2, 4: 20.1, 6 (a
-/// wave, the old rule): 19.3 (`call39_splits_head.log`); f32 argmax 64 × 100000, 4 (this rule's
-/// tiles): 17.4, 7 (the old rule): 20.8; bf16 argmax 64 × 2^20, 16: 65.3, 33 (beside the old
-/// rule's 32, not timed): 93.8 (`call40_arg_rows.log`). One and eight vocabulary rows keep the
-/// old rule's 32 blocks (a vector per thread: 8.1 and 9.6 µs; a third of a wave not timed);
-/// four rows of 200000 bf16 keep 49 (9.7), though 33 took 9.2: the group condition is not
-/// settled there. The f64 and integer arg operators take the rule unmeasured, and where
-/// `rows_split` holds other than three blocks an SM a third of a wave is not a block per SM.
-pub const ARG_SPLIT_WAVE_DIVISOR: usize = 3;
+/// fewer blocks reading more each issue fewer. Measured on the H100 (µs by blocks per row), at
+/// three blocks an SM and a divisor of 3 (`docs/runs/2026-11-27-f/`): bf16 argmax 64 × 128256,
+/// 1: 20.2, 2: 17.7, 3: 22.2, 4: 20.1, 6 (a wave, the old rule): 19.3; f32 argmax 64 × 100000,
+/// 4 (this rule's tiles): 17.4, 7 (the old rule): 20.8; bf16 argmax 64 × 2^20, 16: 65.3, 33:
+/// 93.8. Then, at four blocks an SM (`docs/runs/2026-11-27-g/`, `call46_splits.log`), where a
+/// third of the wave is no longer a block per SM: bf16 argmax 32 × 200000, 2: 16.1, 4 (a
+/// quarter): 14.2, 5 (a third): 17.5; 16 × 2^22, 8 (a quarter): 58.2, 11 (a third): 61.2, 16:
+/// 60.7; 64 × 128256, 2 (either): 16.2, 4: 16.8. One and eight vocabulary rows keep the old
+/// rule's blocks (a vector or so per thread: 8.2 and 9.8 µs); four rows of 200000 bf16 too
+/// (10.0), though 32 blocks took 9.4: the group condition is not settled there. The f64 and
+/// integer arg operators take the rule unmeasured.
+pub const ARG_SPLIT_WAVE_DIVISOR: usize = 4;
 
-/// Vectors each thread of an arg operator's row split over blocks reads at most within a
-/// third of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads — for 4- and 8-byte
+/// Vectors each thread of an arg operator's row split over blocks reads at most within its
+/// share of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads — for 4- and 8-byte
 /// elements. The 16-bit floats take no tiles: their arg kernels are bound by instructions, so
-/// each block more costs its fixed share, and a third of one wave (a block per SM; two a row
-/// at least) was fastest on every long row measured. On the H100 (`call42_tiles.log`, µs by
+/// each block more costs its fixed share, and one wave of a block per SM (two a row at least)
+/// was fastest on every long row measured. On the H100 (`call42_tiles.log`, µs by
 /// blocks per row): bf16 argmax 64 × 2^20, 2: 58.5, 4: 60.9, 8: 74.8, 16 (these tiles): 65.3;
 /// 16 × 2^22, 8: 58.7, 16: 60.9, 32: 74.0, 64 (these tiles): 64.7; 128 × 262144, 1: 34.5, 2:
 /// 35.3, 4 (these tiles): 42.1 (a block per row, `rows_block`: 46.6). `f32` argmax keeps them:
@@ -245,13 +248,13 @@ impl Family {
     ) -> usize {
         let vector_block = block as usize * elements_per_vector(element);
         if self == Family::Plain && matches!(op, OpKind::ArgMin | OpKind::ArgMax) {
-            let third = (wave / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
+            let share = (wave / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
             let split = if is_16_bit_float(element) {
-                // A third of one wave however long the rows, and two blocks a row at least
+                // A share of one wave however long the rows, and two blocks a row at least
                 // (see `ARG_SPLIT_TILE_VECTORS`).
-                third.max(2)
+                share.max(2)
             } else {
-                third.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS))
+                share.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS))
             };
             // Not one block per row: that is `RowsBlock`'s shape, measured on its own rule.
             if split > 1 && cols >= split * vector_block * VECTORS_IN_FLIGHT {

@@ -266,24 +266,31 @@ fn splits_rows_by_the_measured_rules() {
     assert_eq!(split(64, 128256, bf16), 4);
     // 16 rows of 2^22 f32: tiles of 8 vectors per thread (16384 elements), 256 per row.
     assert_eq!(split(16, 1 << 22, F32), 256);
-    // The arg operators: a third of the wave where each thread still reads a group of loads.
-    // 132 SMs × 3 blocks of `rows_split_bf16_argmax` (38 registers; Nsight Compute, call 39).
-    let arg_split_by =
-        |op, rows, cols, sizes| plan_shape(&Shape::rows(rows, cols), op, sizes, |_| 396).split;
-    let arg_split = |rows, cols, sizes| arg_split_by(OpKind::ArgMax, rows, cols, sizes);
-    // 64 vocabulary rows: 2 blocks each (about 16 vectors per thread), not a wave's 6; argmin
-    // alike; a sum keeps the wave's.
+    // The arg operators: a quarter of the wave where each thread still reads a group of
+    // loads. 132 SMs × 4 blocks of `rows_split_bf16_argmax` (32 registers), × 3 of
+    // `rows_split_f32_argmax` (38).
+    let arg_split_at = |resident: u64, op, rows, cols, sizes| {
+        plan_shape(&Shape::rows(rows, cols), op, sizes, move |_| resident).split
+    };
+    let arg_split = |rows, cols, sizes: Sizes| {
+        let resident = if sizes.element == 2 { 528 } else { 396 };
+        arg_split_at(resident, OpKind::ArgMax, rows, cols, sizes)
+    };
+    // 64 vocabulary rows: 2 blocks each (about 16 vectors per thread), not a wave's 8; argmin
+    // alike; a sum keeps the wave's (6 at 3 blocks an SM).
     assert_eq!(arg_split(64, 128256, bf16), 2);
-    assert_eq!(arg_split_by(OpKind::ArgMin, 64, 128256, bf16), 2);
-    assert_eq!(arg_split_by(OpKind::Sum, 64, 128256, bf16), 6);
+    assert_eq!(arg_split_at(528, OpKind::ArgMin, 64, 128256, bf16), 2);
+    assert_eq!(arg_split_at(396, OpKind::Sum, 64, 128256, bf16), 6);
+    // 32 rows of 200000: a block per SM, 4 a row (a third of the wave would be 5).
+    assert_eq!(arg_split(32, 200_000, bf16), 4);
     // 64 rows of 100000 f32: tiles of 16 vectors per thread (32768 elements), 4 per row.
     assert_eq!(arg_split(64, 100_000, F32), 4);
-    // 8 rows and 1: a third of the wave would give each thread two vectors or fewer; the
+    // 8 rows and 1: a quarter of the wave would give each thread two vectors or fewer; the
     // old rule's 32 (a vector per thread).
     assert_eq!(arg_split(8, 128256, bf16), 32);
     assert_eq!(arg_split(1, 128256, bf16), 32);
     // Long rows: tiles of 16 vectors per thread, many waves of them; for the 16-bit floats
-    // a third of one wave, two blocks a row at least.
+    // a quarter of one wave, two blocks a row at least.
     assert_eq!(arg_split(16, 1 << 22, F32), 128);
     assert_eq!(arg_split(16, 1 << 22, bf16), 8);
     assert_eq!(arg_split(64, 1 << 20, bf16), 2);
