@@ -4,7 +4,7 @@
 #
 #   cargo build --release -p host --bins --examples
 #   cargo test --release -p host --test gpu --no-run            # the GPU test binary
-#   .device/pack.sh      # or: strip and xz them into .device/bin/{reduce-rs,gpu,repro_bits}.xz
+#   scripts/pack_bins.sh     # strips and xz-compresses them into .device/bin/
 #   mkdir -p .device/other && git show main:reduce/kernels/kernels_gpu.ptx | xz > .device/other/kernels_gpu.ptx.xz
 #
 # then, from the repository root on the GPU machine:

@@ -9,7 +9,7 @@
 #
 # Build them (where Rust is):
 #   cargo build --release -p host --bins --examples && cargo test --release -p host --test gpu --no-run
-#   strip -o .device/bin/gpu target/release/deps/gpu-<hash> (and the others); xz .device/bin/*
+#   scripts/pack_bins.sh     # strips and xz-compresses them into .device/bin/
 #   (cd python && maturin build --release -o ../.device/wheels)
 set -uo pipefail
 cd "$(dirname "$0")/.."
