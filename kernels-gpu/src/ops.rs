@@ -458,6 +458,7 @@ fn first_lane_with_key<T: Element, const K: usize>(
 ) -> (usize, usize) {
     let lanes = <T::Vector16 as Vector16<T>>::LANES;
     if let Some(found) = T::first_lane_holding(vectors, T::from_key(key)) {
+        debug_assert!(found < K * lanes, "the key is one of these lanes'");
         return (found / lanes, found % lanes);
     }
     // From the last lane to the first, each match replacing: the first match is what stays.

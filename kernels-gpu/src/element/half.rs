@@ -123,8 +123,8 @@ fn packed_key_extremes<V, const K: usize>(
 }
 
 /// The first lane of `vectors` that holds `bits` (any NaN, if `bits` is one), as
-/// `k · 8 + lane`, two lanes a word, three integer instructions a word and no branch; `8 · K`
-/// if no lane does. Each word becomes `x = (word ^ pattern) & magnitudes`, and a lane
+/// `k · 8 + lane`, two lanes a word and no branch (three integer instructions a word flag the
+/// lanes, a few more gather the flags); `8 · K` if no lane does. Each word becomes `x = (word ^ pattern) & magnitudes`, and a lane
 /// matches where `(x + offset) & !x` sets its half's top bit:
 /// - for a number, `x = word ^ bits` has a zero half where a lane holds `bits`, and
 ///   `offset = -0x0001_0001` borrows into the top bit of exactly those (a zero bottom half
@@ -150,6 +150,12 @@ fn first_lane_holding<V, const K: usize>(
     };
     // Two bits a word, gathered into one mask from the last word to the first; the first
     // lane is its lowest set bit.
+    const {
+        assert!(
+            K <= 8,
+            "8 lanes a vector, K vectors: at most 64 flags in the mask"
+        )
+    };
     let mut mask: u64 = 0;
     let mut k = K;
     while k > 0 {

@@ -170,7 +170,9 @@ fn the_16_bit_floats_find_a_groups_extreme_keys_two_lanes_at_a_time() {
 
 /// The first lane holding a value (its bits; any NaN for a NaN), two lanes a word, against a
 /// lane-by-lane scan: a lane of each group as the target (a value absent from the group now
-/// and then), and the words where a matching bottom half borrows from a top half one above it.
+/// and then), and the words where a matching bottom half borrows from a top half that then
+/// differs from the target in its lowest bit only (flagged too, but after the bottom lane).
+/// Then every top half against a few targets, with the bottom half matching and not.
 fn first_lanes_by_bits_are_the_first_matches<
     T: Element<Vector16 = Lanes<T, 8>> + core::fmt::Debug,
 >(
@@ -184,12 +186,12 @@ fn first_lanes_by_bits_are_the_first_matches<
             _ => bits[(next(&mut seed) % 4) as usize][(next(&mut seed) % 8) as usize],
         };
         if round % 3 == 0 {
-            // A target in a bottom half, the next value up in its top half.
+            // A target in a bottom half, the target with its lowest bit flipped in the top half.
             let (k, pair) = (
                 (next(&mut seed) % 4) as usize,
                 (next(&mut seed) % 4) as usize,
             );
-            (bits[k][2 * pair], bits[k][2 * pair + 1]) = (target, target.wrapping_add(1));
+            (bits[k][2 * pair], bits[k][2 * pair + 1]) = (target, target ^ 1);
         }
         let vectors = bits.map(|v| Lanes(v.map(of_bits)));
         let scan = bits.iter().flatten().position(|&lane| lane == target);
@@ -202,6 +204,26 @@ fn first_lanes_by_bits_are_the_first_matches<
         };
         let found = T::first_lane_holding(&vectors, of_bits(target));
         assert_eq!(found, Some(scan.unwrap_or(32)), "{target:#x} in {bits:x?}");
+    }
+    for target in [
+        0x0000, 0x0001, 0x8000, 0x3f80, 0xbc00, 0x7c00, 0x7f80, 0xff80, 0x7fff,
+    ] {
+        let matches = |lane: u16| {
+            let (lane, target) = (of_bits(lane), of_bits(target));
+            (target.is_nan() && lane.is_nan()) || (!target.is_nan() && lane == target)
+        };
+        // A lane that holds neither the target nor a NaN.
+        let other = if matches(0x1234) { 0x4321 } else { 0x1234 };
+        for top in 0..=u16::MAX {
+            for bottom in [target, target ^ 1] {
+                let mut lanes = [other; 8];
+                (lanes[0], lanes[1]) = (bottom, top);
+                let scan = lanes.iter().position(|&lane| matches(lane)).unwrap_or(8);
+                let vectors = [Lanes(lanes.map(of_bits))];
+                let found = T::first_lane_holding(&vectors, of_bits(target));
+                assert_eq!(found, Some(scan), "{target:#x} in {lanes:x?}");
+            }
+        }
     }
 }
 

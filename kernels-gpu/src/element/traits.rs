@@ -69,10 +69,11 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
         None
     }
     /// The first lane of `vectors` that holds `value` (its bits; any NaN for a NaN), as
-    /// `k · LANES + lane` (vector `k`, lane `lane`), where the type finds it faster than key
-    /// by key (the 16-bit floats: two lanes a word, three integer instructions), else `None`.
-    /// The key is a one-to-one map of the bits but for the NaNs, which share one key: so the
-    /// arg operators find the lane that holds a group's best key this way
+    /// `k · LANES + lane` (vector `k`, lane `lane`; `K · LANES` if none does), where the type
+    /// finds it faster than key by key (the 16-bit floats: two lanes a word), else `None`.
+    /// Each of the type's keys (`key_nan_high`, `key_nan_low`) is a one-to-one map of the bits
+    /// but for the NaNs, which share one key: so the arg operators find the lane that holds a
+    /// group's best key this way
     /// ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group) and
     /// [`resolve`](crate::ops::Reduction::resolve)).
     #[inline(always)]

@@ -98,7 +98,8 @@ pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 
 /// The arg operators' rows cut over blocks: at most a wave's blocks divided by this (a block
 /// per SM where four of `rows_split`'s fit, as for the 16-bit floats' arg kernels at 32
-/// registers; three quarters of one where three fit, `f32`'s at 38), each thread reading up to
+/// registers; three quarters of one where three fit, `f32`'s at 38 by ptxas), each thread
+/// reading up to
 /// [`ARG_SPLIT_TILE_VECTORS`], wherever each thread then still reads a whole group of loads
 /// (fewer rows, shorter rows: the old rule's split, as for sums). A warp of an arg operator's
 /// block pays several hundred instructions whatever it reads (its first group's search for the
@@ -113,16 +114,18 @@ pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 /// third of the wave is no longer a block per SM: bf16 argmax 32 × 200000, 2: 16.1, 4 (a
 /// quarter): 14.2, 5 (a third): 17.5; 16 × 2^22, 8 (a quarter): 58.2, 11 (a third): 61.2, 16:
 /// 60.7; 64 × 128256, 2 (either): 16.2, 4: 16.8. One and eight vocabulary rows keep the old
-/// rule's blocks (a vector or so per thread: 8.2 and 9.8 µs); four rows of 200000 bf16 too
-/// (10.0), though 32 blocks took 9.4: the group condition is not settled there. The f64 and
-/// integer arg operators take the rule unmeasured.
+/// rule's blocks (a vector or so per thread: 8.2 and 9.8 µs, `call47_ab.log`); four rows of
+/// 200000 bf16 too (10.0), though 32 blocks took 9.5 (`call47_splits.log`): the group condition
+/// is not settled there. Unmeasured under the quarter: `f32` rows where the share exceeds the
+/// tiles (16 × 100000: 8 → 6 blocks a row), and the f64 and integer arg operators.
 pub const ARG_SPLIT_WAVE_DIVISOR: usize = 4;
 
 /// Vectors each thread of an arg operator's row split over blocks reads at most within its
 /// share of a wave ([`ARG_SPLIT_WAVE_DIVISOR`]): four groups of loads — for 4- and 8-byte
 /// elements. The 16-bit floats take no tiles: their arg kernels are bound by instructions, so
-/// each block more costs its fixed share, and one wave of a block per SM (two a row at least)
-/// was fastest on every long row measured. On the H100 (`call42_tiles.log`, µs by
+/// each block more costs its fixed share, and one wave of a block per SM (two a row at least,
+/// which costs little where one a row is faster) was fastest or within 3% on every long row
+/// measured. On the H100 (`call42_tiles.log`, µs by
 /// blocks per row): bf16 argmax 64 × 2^20, 2: 58.5, 4: 60.9, 8: 74.8, 16 (these tiles): 65.3;
 /// 16 × 2^22, 8: 58.7, 16: 60.9, 32: 74.0, 64 (these tiles): 64.7; 128 × 262144, 1: 34.5, 2:
 /// 35.3, 4 (these tiles): 42.1 (a block per row, `rows_block`: 46.6). `f32` argmax keeps them:
@@ -234,8 +237,9 @@ impl Family {
     /// blocks would each read more than `SPLIT_TILE_VECTORS` per thread are cut into tiles of
     /// that size, many waves of them, whose last wave is a small part of the time (the
     /// reproducible twins keep one wave). Each block reads at least `SPLIT_MIN_VECTORS` per
-    /// thread (four groups in the reproducible mode). The arg operators' rows fill a third of
-    /// the wave instead, in tiles of `ARG_SPLIT_TILE_VECTORS` (the 16-bit floats: no tiles),
+    /// thread (four groups in the reproducible mode). The arg operators' rows fill a share of
+    /// the wave instead (`ARG_SPLIT_WAVE_DIVISOR`: a quarter), in tiles of
+    /// `ARG_SPLIT_TILE_VECTORS` (the 16-bit floats: no tiles),
     /// where that gives each thread at least a group of loads and each row at least two blocks.
     pub(super) fn blocks_per_row(
         self,

@@ -252,7 +252,7 @@ fn splits_rows_by_the_measured_rules() {
         element: 2,
         accumulator: 8,
     };
-    // 132 SMs × 2 blocks of 512 threads (4 for an f32 sum, 3 for the bf16 argmax at 38
+    // 132 SMs × 2 blocks of 512 threads (4 for an f32 sum and for the bf16 argmax at 32
     // registers).
     let resident = |_| 264;
     let split = |rows, cols, sizes| {
@@ -295,8 +295,8 @@ fn splits_rows_by_the_measured_rules() {
     assert_eq!(arg_split(16, 1 << 22, bf16), 8);
     assert_eq!(arg_split(64, 1 << 20, bf16), 2);
     assert_eq!(arg_split(128, 262144, bf16), 2);
-    // One block per row is `RowsBlock`'s rule: 150 rows of 65536 bf16 (128 KiB) keep the
-    // wave's 2.
+    // 150 rows of 65536 bf16 (128 KiB): the 16-bit rule's two a row at least (a quarter of
+    // the wave gives none; the wave's would be 3).
     assert_eq!(arg_split(150, 65536, bf16), 2);
     // Rows shorter than one vector per thread of one block: one block each, `RowsBlock`.
     assert_eq!(split(4, 1000, F32), 1);
