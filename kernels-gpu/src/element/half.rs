@@ -223,7 +223,7 @@ macro_rules! half_element {
                 let (largest, _, nan) = packed_key_extremes(vectors, Self::words, $exponent_mask);
                 Some(if nan { u32::MAX } else { largest })
             }
-            /// Two lanes a word ([`first_lane_holding`]).
+            /// Two lanes a word (this module's `first_lane_holding`).
             #[inline(always)]
             fn first_lane_holding<const K: usize>(
                 vectors: &[Lanes<$t, 8>; K],
