@@ -124,8 +124,9 @@ fn packed_key_extremes<V, const K: usize>(
 
 /// The first lane of `vectors` that holds `bits` (any NaN, if `bits` is one), as
 /// `k · 8 + lane`, two lanes a word and no branch (three integer instructions a word flag the
-/// lanes, a few more gather the flags); `8 · K` if no lane does. Each word becomes `x = (word ^ pattern) & magnitudes`, and a lane
-/// matches where `(x + offset) & !x` sets its half's top bit:
+/// lanes, a few more gather the flags); `8 · K` if no lane does. Each word becomes
+/// `x = (word ^ pattern) & magnitudes`, and a lane matches where `(x + offset) & !x` sets its
+/// half's top bit:
 /// - for a number, `x = word ^ bits` has a zero half where a lane holds `bits`, and
 ///   `offset = -0x0001_0001` borrows into the top bit of exactly those (a zero bottom half
 ///   borrows from the top one, which may then be flagged too, but the bottom lane comes
@@ -148,14 +149,14 @@ fn first_lane_holding<V, const K: usize>(
             0x0001_0001u32.wrapping_neg(),
         )
     };
-    // Two bits a word, gathered into one mask from the last word to the first; the first
-    // lane is its lowest set bit.
     const {
         assert!(
             K <= 8,
             "8 lanes a vector, K vectors: at most 64 flags in the mask"
         )
     };
+    // Two bits a word, gathered into one mask from the last word to the first; the first
+    // lane is its lowest set bit.
     let mut mask: u64 = 0;
     let mut k = K;
     while k > 0 {
