@@ -82,6 +82,13 @@ fn packed_keys(word: u32) -> u32 {
     word ^ ((signs - (signs >> 15)) | 0x8000_8000)
 }
 
+/// What, added to a word's two magnitudes (`word & 0x7fff_7fff`), carries into the top bit of
+/// each half whose magnitude lies beyond `infinity`'s: a NaN's.
+#[inline(always)]
+const fn carry_past_infinity(infinity: u16) -> u32 {
+    (0x7fff - infinity as u32) * 0x0001_0001
+}
+
 /// The extreme keys of every lane of `vectors`, two lanes per word: the largest and the
 /// smallest (`float_key!`, so `-0.0 < +0.0`), and whether any lane is a NaN (whose magnitude
 /// lies beyond `infinity`'s). Integer instructions only, so every GPU the PTX targets runs
@@ -92,8 +99,7 @@ fn packed_key_extremes<V, const K: usize>(
     words: impl Fn(&V) -> [u32; 4],
     infinity: u16,
 ) -> (u32, u32, bool) {
-    // A magnitude beyond the infinity's carries into the half's top bit.
-    let carry_past_infinity = u32::from(0x7fff - infinity) * 0x0001_0001;
+    let carry_past_infinity = carry_past_infinity(infinity);
     // The top halves are ordered by the whole words; the bottom halves on their own.
     let (mut top_max, mut top_min, mut bottom_max, mut bottom_min) = (0, u32::MAX, 0, 0xffff);
     let mut beyond = 0;
@@ -132,7 +138,7 @@ fn packed_key_extremes<V, const K: usize>(
 ///   borrows from the top one, which may then be flagged too, but the bottom lane comes
 ///   first, so the first flag is exact);
 /// - for a NaN, `x` is each lane's magnitude, and `offset` carries into the top bit of a half
-///   whose magnitude lies beyond `infinity`'s (as in [`packed_key_extremes`]; `!x` keeps it).
+///   whose magnitude lies beyond `infinity`'s ([`carry_past_infinity`]; `!x` keeps it).
 #[inline(always)]
 fn first_lane_holding<V, const K: usize>(
     vectors: &[V; K],
@@ -141,7 +147,7 @@ fn first_lane_holding<V, const K: usize>(
     infinity: u16,
 ) -> usize {
     let (pattern, magnitudes, offset) = if bits & 0x7fff > infinity {
-        (0, 0x7fff_7fff, u32::from(0x7fff - infinity) * 0x0001_0001)
+        (0, 0x7fff_7fff, carry_past_infinity(infinity))
     } else {
         (
             u32::from(bits) * 0x0001_0001,
