@@ -448,32 +448,17 @@ fn is_pending(index: u64) -> bool {
 }
 
 /// The first lane of `vectors` whose key is `key`: its vector and its lane in that vector.
-/// Nothing else is kept: the group's best is known. By the element with that key where the
-/// type finds it faster ([`Element::first_lane_holding`]), else key by key.
+/// Nothing else is kept: the group's best is known. Either key maps the bits one to one (the
+/// NaNs aside, which share one), so this is the lane that holds the element with that key
+/// ([`Element::first_lane_holding`]).
 #[inline(always)]
 fn first_lane_with_key<T: Element, const K: usize>(
     vectors: &[T::Vector16; K],
-    key_of: impl Fn(T) -> T::Key,
     key: T::Key,
 ) -> (usize, usize) {
     let lanes = <T::Vector16 as Vector16<T>>::LANES;
-    if let Some(found) = T::first_lane_holding(vectors, T::from_key(key)) {
-        debug_assert!(found < K * lanes, "the key is one of these lanes'");
-        return (found / lanes, found % lanes);
-    }
-    // From the last lane to the first, each match replacing: the first match is what stays.
-    let mut found = 0;
-    let mut k = K;
-    while k > 0 {
-        k -= 1;
-        let mut lane = lanes;
-        while lane > 0 {
-            lane -= 1;
-            if key_of(vectors[k].lanes()[lane]) == key {
-                found = k * lanes + lane;
-            }
-        }
-    }
+    let found = T::first_lane_holding(vectors, T::from_key(key));
+    debug_assert!(found < K * lanes, "the key is one of these lanes'");
     (found / lanes, found % lanes)
 }
 
@@ -542,7 +527,7 @@ macro_rules! arg_op {
                     // A thread's first group: every lane of a warp has it at once, so the
                     // search diverges nowhere, and a thread with one group needs no reload.
                     Some(key) if running.index == NO_INDEX => {
-                        let (k, lane) = first_lane_with_key(vectors, T::$key, key);
+                        let (k, lane) = first_lane_with_key::<T, K>(vectors, key);
                         Arg {
                             index: (first(k) + lane) as u64,
                             value: T::from_key(key),
@@ -568,7 +553,7 @@ macro_rules! arg_op {
                 }
                 let first = (running.index & !PENDING) as usize;
                 let key = running.value.$key();
-                let (k, lane) = first_lane_with_key(&reload(first), T::$key, key);
+                let (k, lane) = first_lane_with_key::<T, K>(&reload(first), key);
                 Arg {
                     index: (first + k * stride + lane) as u64,
                     value: running.value,

@@ -235,13 +235,8 @@ macro_rules! half_element {
             fn first_lane_holding<const K: usize>(
                 vectors: &[Lanes<$t, 8>; K],
                 value: Self,
-            ) -> Option<usize> {
-                Some(first_lane_holding(
-                    vectors,
-                    Self::words,
-                    value.0,
-                    $exponent_mask,
-                ))
+            ) -> usize {
+                first_lane_holding(vectors, Self::words, value.0, $exponent_mask)
             }
             /// The smallest key of the lanes; a NaN's is `0`.
             #[inline(always)]

@@ -203,7 +203,7 @@ fn first_lanes_by_bits_are_the_first_matches<
             scan
         };
         let found = T::first_lane_holding(&vectors, of_bits(target));
-        assert_eq!(found, Some(scan.unwrap_or(32)), "{target:#x} in {bits:x?}");
+        assert_eq!(found, scan.unwrap_or(32), "{target:#x} in {bits:x?}");
     }
     for target in [
         0x0000, 0x0001, 0x8000, 0x3f80, 0xbc00, 0x7c00, 0x7f80, 0xff80, 0x7fff,
@@ -221,7 +221,7 @@ fn first_lanes_by_bits_are_the_first_matches<
                 let scan = lanes.iter().position(|&lane| matches(lane)).unwrap_or(8);
                 let vectors = [Lanes(lanes.map(of_bits))];
                 let found = T::first_lane_holding(&vectors, of_bits(target));
-                assert_eq!(found, Some(scan), "{target:#x} in {lanes:x?}");
+                assert_eq!(found, scan, "{target:#x} in {lanes:x?}");
             }
         }
     }
@@ -231,8 +231,41 @@ fn first_lanes_by_bits_are_the_first_matches<
 fn the_16_bit_floats_find_a_value_two_lanes_at_a_time() {
     first_lanes_by_bits_are_the_first_matches(F16);
     first_lanes_by_bits_are_the_first_matches(Bf16);
-    // The other types compare keys, lane by lane.
-    assert_eq!(f32::first_lane_holding(&[Lanes([1.0f32; 4])], 1.0), None);
+}
+
+/// The other types' lane-by-lane search (`Element::first_lane_holding`'s default): the first
+/// lane with the value's key, so the first NaN for any NaN, and `-0.0` and `+0.0` apart; past
+/// the last lane where none matches.
+fn first_lanes_by_keys_are_the_first_matches<T: Element + core::fmt::Debug>(
+    vectors: [T::Vector16; 2],
+    targets: &[T],
+) {
+    let values: std::vec::Vec<T> = vectors.iter().flat_map(|v| v.lanes().to_vec()).collect();
+    for &target in targets {
+        let expected = values
+            .iter()
+            .position(|&lane| lane.key_nan_high() == target.key_nan_high())
+            .unwrap_or(values.len());
+        assert_eq!(
+            T::first_lane_holding(&vectors, target),
+            expected,
+            "{target:?} in {values:?}"
+        );
+    }
+}
+
+#[test]
+fn the_other_types_find_a_value_lane_by_lane() {
+    let nan = f32::from_bits(0xffc0_0001);
+    let targets = [1.0, -0.0, 0.0, 2.0, f32::NAN, -1.0, 3.0];
+    let floats = [[1.0, -0.0, 2.0, 0.0], [nan, 2.0, f32::NAN, -1.0]];
+    first_lanes_by_keys_are_the_first_matches(floats.map(Lanes), &targets);
+    let doubles = [[-0.0, 2.0], [f64::from(nan), 0.0]];
+    first_lanes_by_keys_are_the_first_matches(doubles.map(Lanes), &targets.map(f64::from));
+    let ints = [[5, -3, 7, 7], [i32::MIN, 0, -3, 9]];
+    first_lanes_by_keys_are_the_first_matches(ints.map(Lanes), &[7, -3, i32::MIN, 9, 4]);
+    let wide_ints = [[u64::MAX, 3], [3, 0]];
+    first_lanes_by_keys_are_the_first_matches(wide_ints.map(Lanes), &[3, 0, u64::MAX, 1]);
 }
 
 /// `f32` and `f64` values of every class: zeros of both signs, subnormals, ordinary values,

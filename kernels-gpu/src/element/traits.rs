@@ -69,19 +69,32 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
         None
     }
     /// The first lane of `vectors` that holds `value` (its bits; any NaN for a NaN), as
-    /// `k · LANES + lane` (vector `k`, lane `lane`; `K · LANES` if none does), where the type
-    /// finds it faster than key by key (the 16-bit floats: two lanes a word), else `None`.
-    /// Each of the type's keys (`key_nan_high`, `key_nan_low`) is a one-to-one map of the bits
-    /// but for the NaNs, which share one key: so the arg operators find the lane that holds a
-    /// group's best key this way
-    /// ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group) and
-    /// [`resolve`](crate::ops::Reduction::resolve)).
+    /// `k · LANES + lane` (vector `k`, lane `lane`; `K · LANES` if none does). Each of the
+    /// type's keys (`key_nan_high`, `key_nan_low`) is a one-to-one map of the bits but for the
+    /// NaNs, which share one key: so the arg operators find the lane that holds a group's best
+    /// key this way ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)
+    /// and [`resolve`](crate::ops::Reduction::resolve)). Lane by lane by
+    /// [`key_nan_high`](Element::key_nan_high), unless the type has a faster way (the 16-bit
+    /// floats: two lanes a word).
     #[inline(always)]
-    fn first_lane_holding<const K: usize>(
-        _vectors: &[Self::Vector16; K],
-        _value: Self,
-    ) -> Option<usize> {
-        None
+    fn first_lane_holding<const K: usize>(vectors: &[Self::Vector16; K], value: Self) -> usize {
+        let lanes = <Self::Vector16 as Vector16<Self>>::LANES;
+        let key = value.key_nan_high();
+        // From the last lane to the first, each match replacing: the first match is what stays,
+        // with no branch.
+        let mut found = K * lanes;
+        let mut k = K;
+        while k > 0 {
+            k -= 1;
+            let mut lane = lanes;
+            while lane > 0 {
+                lane -= 1;
+                if vectors[k].lanes()[lane].key_nan_high() == key {
+                    found = k * lanes + lane;
+                }
+            }
+        }
+        found
     }
     /// `a` or `b`, whichever has the larger [`key_nan_high`](Element::key_nan_high) (so a NaN
     /// if either is one), `a` on a tie: max's `combine`. By the keys, unless the type has a
