@@ -143,6 +143,13 @@ def cases(quick):
             lambda c: c.sum(axis=0),
         )
         add(
+            "sum columns 4096×4096 f32",
+            f32(4096, 4096),
+            lambda x: reduce_rs.sum(x, dim=0),
+            lambda x: torch.sum(x, dim=0),
+            lambda c: c.sum(axis=0),
+        )
+        add(
             "sum columns 2^20×8 f32",
             f32(1 << 20, 8),
             lambda x: reduce_rs.sum(x, dim=0),
@@ -155,6 +162,14 @@ def cases(quick):
             lambda x: reduce_rs.amax(x, dim=-1),
             lambda x: torch.amax(x, dim=-1),
             lambda c: c.max(axis=-1),
+            "equal",
+        )
+        add(
+            "argmax rows 32768×4096 f32",
+            f32(32768, 4096),
+            lambda x: reduce_rs.argmax(x, dim=-1),
+            lambda x: torch.argmax(x, dim=-1),
+            lambda c: c.argmax(axis=-1),
             "equal",
         )
         add(
