@@ -52,9 +52,12 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// that `running` has seen. Each vector's lanes as a tree ([`vector`](Reduction::vector)),
     /// the vectors' values as a tree, then [`accumulate`](Reduction::accumulate); max, min and
     /// the arg operators skip that where the element type finds the group's extreme key fast
-    /// ([`Element::largest_key`]).
+    /// ([`Element::largest_key`]). `BY_BEST_KEY`: the kernel's threads read few groups each
+    /// (`rows_block`'s rows: often one), so the arg operators take every type's groups by their
+    /// best key and search the lane at once, not only the types that skip groups everywhere
+    /// ([`Element::ARG_SKIPS_GROUPS`]); the other operators ignore it.
     #[inline(always)]
-    fn accumulate_group<const K: usize>(
+    fn accumulate_group<const K: usize, const BY_BEST_KEY: bool>(
         running: Self::Running,
         vectors: &[T::Vector16; K],
         first: impl Fn(usize) -> usize,
@@ -317,7 +320,7 @@ macro_rules! extreme_op {
             }
             /// The group's best key, where the element type finds it fast, is its result.
             #[inline(always)]
-            fn accumulate_group<const K: usize>(
+            fn accumulate_group<const K: usize, const BY_BEST_KEY: bool>(
                 running: T,
                 vectors: &[T::Vector16; K],
                 first: impl Fn(usize) -> usize,
@@ -408,6 +411,26 @@ fn arg_winner<T: Element>(
     } else {
         b
     }
+}
+
+/// The best key of every lane of `vectors` (`better(a, b)`: `a` is the better key), lane by
+/// lane: the arg operators' group key where the element type has no faster way.
+#[inline(always)]
+fn best_key_by_lanes<T: Element, const K: usize>(
+    vectors: &[T::Vector16; K],
+    key: impl Fn(T) -> T::Key + Copy,
+    better: impl Fn(T::Key, T::Key) -> bool + Copy,
+) -> T::Key {
+    let mut best = vectors[0].best_lane(key, better).1;
+    let mut k = 1;
+    while k < K {
+        let candidate = vectors[k].best_lane(key, better).1;
+        if better(candidate, best) {
+            best = candidate;
+        }
+        k += 1;
+    }
+    best
 }
 
 /// The first of `K` vectors whose lane `lane` has the best key (`better(a, b)`: `a` beats
@@ -512,14 +535,22 @@ macro_rules! arg_op {
             /// skipped (its elements come later, so a tie loses too), and one that does becomes
             /// the pending best, its lane found by [`resolve`](Reduction::resolve). The first
             /// group always wins (the identity has no index), and is searched at once.
+            /// `BY_BEST_KEY` (a kernel whose threads read few groups): every type's groups so,
+            /// the best key by the type's fast way or else lane by lane, and a winner searched
+            /// at once.
             #[inline(always)]
-            fn accumulate_group<const K: usize>(
+            fn accumulate_group<const K: usize, const BY_BEST_KEY: bool>(
                 running: Arg<T>,
                 vectors: &[T::Vector16; K],
                 first: impl Fn(usize) -> usize,
             ) -> Arg<T> {
                 let best = if T::ARG_SKIPS_GROUPS {
                     T::$best(vectors)
+                } else if BY_BEST_KEY {
+                    Some(
+                        T::$best(vectors)
+                            .unwrap_or_else(|| best_key_by_lanes(vectors, T::$key, $better)),
+                    )
                 } else {
                     None
                 };
@@ -527,6 +558,13 @@ macro_rules! arg_op {
                     // A thread's first group: every lane of a warp has it at once, so the
                     // search diverges nowhere, and a thread with one group needs no reload.
                     Some(key) if running.index == NO_INDEX => {
+                        let (k, lane) = first_lane_with_key::<T, K>(vectors, key);
+                        Arg {
+                            index: (first(k) + lane) as u64,
+                            value: T::from_key(key),
+                        }
+                    }
+                    Some(key) if BY_BEST_KEY && $better(key, running.value.$key()) => {
                         let (k, lane) = first_lane_with_key::<T, K>(vectors, key);
                         Arg {
                             index: (first(k) + lane) as u64,

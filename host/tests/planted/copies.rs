@@ -44,7 +44,9 @@ fn thread_reduce<T: Element, R: Reduction<T>, const BUG: Bug>(
     let in_flight = VECTORS_IN_FLIGHT * threads;
     while vector + in_flight - threads < vectors.len() {
         let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        running = R::accumulate_group(running, &loaded, |k| first_of(vector + k * threads));
+        running = R::accumulate_group::<VECTORS_IN_FLIGHT, false>(running, &loaded, |k| {
+            first_of(vector + k * threads)
+        });
         vector += in_flight;
     }
     let reload = |first: usize| {

@@ -29,6 +29,47 @@ macro_rules! extreme_fn {
     };
 }
 
+/// `Element::first_lane_holding` for a float type: the first lane holding a value found by its
+/// bits (a NaN target: the first NaN), one comparison a lane where a key is five instructions
+/// and a comparison.
+macro_rules! first_lane_by_bits {
+    ($t:ty, $lanes:literal) => {
+        #[inline(always)]
+        fn first_lane_holding<const K: usize>(
+            vectors: &[Lanes<$t, $lanes>; K],
+            value: $t,
+        ) -> usize {
+            let mut found = K * $lanes;
+            let mut k = K;
+            if value.is_nan() {
+                while k > 0 {
+                    k -= 1;
+                    let mut lane = $lanes;
+                    while lane > 0 {
+                        lane -= 1;
+                        if vectors[k].0[lane].is_nan() {
+                            found = k * $lanes + lane;
+                        }
+                    }
+                }
+            } else {
+                let bits = value.to_bits();
+                while k > 0 {
+                    k -= 1;
+                    let mut lane = $lanes;
+                    while lane > 0 {
+                        lane -= 1;
+                        if vectors[k].0[lane].to_bits() == bits {
+                            found = k * $lanes + lane;
+                        }
+                    }
+                }
+            }
+            found
+        }
+    };
+}
+
 /// The fast paths of max (or min) for a float type whose `by_maximum` is `true` (`f32`; with
 /// `false`, nothing: `f64` keeps the trait's answers, no fast key and keys compared):
 /// - `$group` (`largest_key`): the extreme of every lane of a group by `$pick` (`max.f32`, one
@@ -122,6 +163,7 @@ macro_rules! float_element {
                 largest_key, lane_largest_key, max_of, max_num, <$bits>::MAX);
             float_extremes!($by_maximum; $t, $bits, $signed, $lanes;
                 smallest_key, lane_smallest_key, min_of, min_num, 0);
+            first_lane_by_bits!($t, $lanes);
         }
 
         impl Extremes for $t {

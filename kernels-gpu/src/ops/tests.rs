@@ -105,10 +105,11 @@ fn the_vector_fast_paths_agree_with_combining_lane_by_lane() {
 
 /// A thread's loop over groups of `K` vectors, as v8's (thread `thread` of `threads`,
 /// vector `v` starting at element `base + 8 v`), through `accumulate_group` (which skips
-/// groups and searches lanes by the group's best key, where the type finds it fast)
-/// against the same loop through the lane-by-lane tree.
-fn groups_agree_with_the_tree<T, R, const K: usize>(to_vector: fn([u16; 8]) -> T::Vector16)
-where
+/// groups and searches lanes by the group's best key, where the type finds it fast, and for
+/// every type with `BY_BEST_KEY`) against the same loop through the lane-by-lane tree.
+fn groups_agree_with_the_tree<T, R, const K: usize, const BY_BEST_KEY: bool>(
+    to_vector: fn([u16; 8]) -> T::Vector16,
+) where
     T: Element,
     R: Reduction<T>,
 {
@@ -129,7 +130,7 @@ where
             let fixed = round % 2 == 0 && g > 0;
             let group = half_group::<K>(&mut seed, &mut palette, fixed).map(to_vector);
             tree = group_tree::<T, R, K>(tree, &group, |k| first(g, k));
-            grouped = R::accumulate_group(grouped, &group, |k| first(g, k));
+            grouped = R::accumulate_group::<K, BY_BEST_KEY>(grouped, &group, |k| first(g, k));
             groups.push(group);
         }
         // The walk's reload: the group whose vector 0 starts at `at`, by its start.
@@ -142,7 +143,7 @@ where
         assert_eq!(
             tree.to_words().as_ref(),
             grouped.to_words().as_ref(),
-            "{} {} with groups of {K}",
+            "{} {} with groups of {K}, by best key: {BY_BEST_KEY}",
             T::NAME,
             R::NAME
         );
@@ -154,8 +155,10 @@ where
     T: Element,
     R: Reduction<T>,
 {
-    groups_agree_with_the_tree::<T, R, 4>(to_vector);
-    groups_agree_with_the_tree::<T, R, 8>(to_vector);
+    groups_agree_with_the_tree::<T, R, 4, false>(to_vector);
+    groups_agree_with_the_tree::<T, R, 8, false>(to_vector);
+    groups_agree_with_the_tree::<T, R, 4, true>(to_vector);
+    groups_agree_with_the_tree::<T, R, 8, true>(to_vector);
 }
 
 /// The same value, a NaN for a NaN whatever its bits (the key paths return one NaN for
@@ -224,6 +227,28 @@ fn groups_by_their_best_key_agree_with_the_lane_by_lane_tree() {
     groups_of_four_and_eight_agree_with_the_tree::<F16, ArgMin>(|l| Lanes(l.map(F16)));
     groups_of_four_and_eight_agree_with_the_tree::<F16, Max>(|l| Lanes(l.map(F16)));
     groups_of_four_and_eight_agree_with_the_tree::<F16, Min>(|l| Lanes(l.map(F16)));
+}
+
+/// `BY_BEST_KEY` (a block per row) for the other types: their groups by the best key (`f32`'s
+/// by `max.f32`, the others' lane by lane), a winner searched at once. The 16-bit classes
+/// (zeros, infinities, NaNs, ties) widened: into the top half of an `f32`, and on to `f64`; as
+/// integers, sign-extended or not.
+#[test]
+fn every_types_groups_by_their_best_key_agree_with_the_tree() {
+    use crate::element::Lanes;
+    fn both<T: Element>(to_vector: fn([u16; 8]) -> T::Vector16) {
+        groups_of_four_and_eight_agree_with_the_tree::<T, ArgMax>(to_vector);
+        groups_of_four_and_eight_agree_with_the_tree::<T, ArgMin>(to_vector);
+    }
+    fn f32_of(bits: u16) -> f32 {
+        f32::from_bits(u32::from(bits) << 16)
+    }
+    both::<f32>(|l| Lanes(core::array::from_fn(|i| f32_of(l[i]))));
+    both::<f64>(|l| Lanes(core::array::from_fn(|i| f64::from(f32_of(l[i])))));
+    both::<i32>(|l| Lanes(core::array::from_fn(|i| i32::from(l[i] as i16))));
+    both::<u32>(|l| Lanes(core::array::from_fn(|i| u32::from(l[i]))));
+    both::<i64>(|l| Lanes(core::array::from_fn(|i| i64::from(l[i] as i16))));
+    both::<u64>(|l| Lanes(core::array::from_fn(|i| u64::from(l[i]))));
 }
 
 #[test]

@@ -66,7 +66,7 @@ pub fn reduce_rows_warp<T: Element, R: Reduction<T>, const BLOCK: u32>(
         let (acc, len) = if row < rows.count() {
             let (start, end) = rows.bounds(row);
             let values = input.sub(start, end - start);
-            let acc = thread_reduce_vectorized::<T, R>(
+            let acc = thread_reduce_vectorized::<T, R, false>(
                 &values,
                 0,
                 lane_in_group as usize,

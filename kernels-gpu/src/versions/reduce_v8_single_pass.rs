@@ -72,9 +72,11 @@ use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 /// time, each group folded into the thread's running value by `R::accumulate_group`: as a
 /// tree, or by the group's best key, whose lane `R::resolve` finds after the loop), its tail
 /// scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
-/// arg operators: a row kernel passes where its piece of the row starts).
+/// arg operators: a row kernel passes where its piece of the row starts). `BY_BEST_KEY`: the
+/// caller's threads read few groups each, and the arg operators take every type's groups by
+/// their best key ([`Reduction::accumulate_group`]).
 #[inline(always)]
-pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
+pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BEST_KEY: bool>(
     input: &GlobalSlice<T>,
     base: usize,
     thread: usize,
@@ -89,7 +91,9 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>>(
     let in_flight = VECTORS_IN_FLIGHT * threads;
     while vector + in_flight - threads < vectors.len() {
         let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        running = R::accumulate_group(running, &loaded, |k| first_of(vector + k * threads));
+        running = R::accumulate_group::<VECTORS_IN_FLIGHT, BY_BEST_KEY>(running, &loaded, |k| {
+            first_of(vector + k * threads)
+        });
         vector += in_flight;
     }
     // The arg operators' search for the lane of their best, in the one group that holds it.
@@ -145,7 +149,7 @@ pub(crate) fn single_pass<T: Element, R: Reduction<T>>(
 
     let thread = block_idx_x() as usize * block as usize + tid as usize;
     let threads = block as usize * grid as usize;
-    let acc = thread_reduce_vectorized::<T, R>(&input, 0, thread, threads);
+    let acc = thread_reduce_vectorized::<T, R, false>(&input, 0, thread, threads);
     let block_value = block_reduce_shuffle::<T, R>(acc, tid, block, &warp_partials);
 
     if grid == 1 {
