@@ -19,11 +19,11 @@ mod rules;
 mod tests;
 
 pub use rules::{
-    ARG_BAND_WAVE_DIVISOR, ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family,
-    MAX_BANDS_PER_THREAD, NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS, NARROW_FLAT_ROWS,
-    NARROW_PARTIALS, REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND,
-    SPLIT_MIN_VECTORS, SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors,
-    lanes_per_row, narrow_columns, warp_per_row,
+    ARG_BAND_WAVE_DIVISOR, ARG_BLOCK_ROW_BYTES, ARG_WARP_ROW_BYTES, EXTREME_WARP_ROW_BYTES,
+    FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD, NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS,
+    NARROW_FLAT_ROWS, NARROW_PARTIALS, REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES,
+    RUNS_PER_BAND, SPLIT_MIN_VECTORS, SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES,
+    lane_vectors, lanes_per_row, narrow_columns, warp_per_row,
 };
 
 /// One launch of a shape kernel.
@@ -436,7 +436,13 @@ pub(crate) fn plan_layout(
             // each if they are long, else a block each (below). Otherwise by row length (the
             // reproducible mode: a warp per row also when every resident warp gets a row).
             let warp = match family {
-                Family::Plain => warp_per_row(op, row_bytes, rows, warps_of(ShapeKernel::RowsWarp)),
+                Family::Plain => warp_per_row(
+                    op,
+                    sizes.element,
+                    row_bytes,
+                    rows,
+                    warps_of(ShapeKernel::RowsWarp),
+                ),
                 Family::Reproducible => {
                     row_bytes <= REPRODUCIBLE_WARP_ROW_BYTES
                         || rows >= warps_of(ShapeKernel::RowsBlock)
@@ -485,9 +491,13 @@ pub(crate) fn plan_layout(
             let average_bytes = total.div_ceil(count.max(1)) * sizes.element;
             let warp = match (forced, family) {
                 (Some(kernel), _) => kernel == ShapeKernel::RowsWarp,
-                (None, Family::Plain) => {
-                    warp_per_row(op, average_bytes, count, warps_of(ShapeKernel::RowsWarp))
-                }
+                (None, Family::Plain) => warp_per_row(
+                    op,
+                    sizes.element,
+                    average_bytes,
+                    count,
+                    warps_of(ShapeKernel::RowsWarp),
+                ),
                 (None, Family::Reproducible) => average_bytes <= REPRODUCIBLE_WARP_ROW_BYTES,
             };
             if warp {

@@ -22,23 +22,37 @@ pub const WARP_ROW_BYTES: usize = 4 * 1024;
 /// (`docs/runs/2026-11-26-c/`).
 pub const EXTREME_WARP_ROW_BYTES: usize = 8 * 1024;
 
-/// Rows of at most this many bytes go to a warp each for argmin and argmax when there are
-/// enough of them to give a quarter of the warps the GPU holds a row (fewer such rows, longer
-/// than [`EXTREME_WARP_ROW_BYTES`]: a block each). Min and argmin were not timed; they take
-/// the rules of max and argmax, whose code they share.
+/// Rows of at most this many bytes go to a warp each for argmin and argmax of the 16-bit floats
+/// when there are enough of them to give a quarter of the warps the GPU holds a row (fewer such
+/// rows, longer than [`EXTREME_WARP_ROW_BYTES`]: a block each). Min and argmin were not timed;
+/// they take the rules of max and argmax, whose code they share.
 /// Measured on the H100 (µs, a warp / a block): `bf16` argmax 32768 × 4096 (8 KiB) 148.1 /
 /// 231.1, 16384 × 8192 141.5 / 170.8, 8192 × 16384 136.3 / 151.3, 4096 × 32768 (64 KiB)
-/// 126.4 / 139.6, but 2048 × 16384 42.1 / 43.1; `f32` argmax 32768 × 2048 93.4 / 141.1, 16384
-/// × 4096 93.7 / 101.9, 8192 × 8192 93.9 / 94.7, 4096 × 16384 94.0 / 94.9, but 2048 × 32768
-/// (128 KiB) 101.5 / 94.2 and 1024 × 16384 34.2 / 30.9 (`docs/runs/2026-11-26-c/`).
+/// 126.4 / 139.6, but 2048 × 16384 42.1 / 43.1 (`docs/runs/2026-11-26-c/`).
 pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
 
-/// Whether rows of `row_bytes` bytes, `rows` of them, go to a warp (or a group of its lanes)
-/// each for `op` in the plain kernels, on a GPU that holds `warps` warps of `RowsWarp` at
-/// once: sums and means up to [`WARP_ROW_BYTES`], min and max up to
+/// Rows of at least this many bytes go to a block each for argmin and argmax of the other types
+/// (4 and 8 bytes), however many: a block's threads then read a whole group of loads each
+/// (256 threads × [`VECTORS_IN_FLIGHT`] vectors of 16 bytes), which `rows_block` takes by the
+/// group's best key and searches at once (`BY_BEST_KEY` in the kernel crate), where a warp per
+/// row walks many groups as a tree. Shorter rows keep the 16-bit floats' rule. Measured on the
+/// H100 (µs, a warp / a block, `docs/runs/2026-11-28/call55_*`): `f32` argmax 32768 × 4096 (16
+/// KiB) 180.4 / 173.7, 16384 × 4096 93.9 / 89.4, 4096 × 16384 93.9 / 91.2, argmin 8192 × 8192
+/// 94.2 / 90.2; `i32` argmax 16384 × 4096 92.2 / 89.5, `u32` argmin 92.0 / 90.1, `f64` argmax
+/// 8192 × 4096 94.8 / 91.0, `i64` argmax 16384 × 2048 92.3 / 89.6; but `f32` 32768 × 2048 (8
+/// KiB, half a group a thread) 93.0 / 141.6 and `bf16` 16384 × 8192 (16 KiB: the 16-bit
+/// floats skip groups in both kernels) 104.0 / 114.0.
+pub const ARG_BLOCK_ROW_BYTES: usize =
+    // Threads × vectors × bytes a vector holds (as many as one-byte elements).
+    ShapeKernel::RowsBlock.block() as usize * VECTORS_IN_FLIGHT * elements_per_vector(1);
+
+/// Whether rows of `row_bytes` bytes of `element`-byte values, `rows` of them, go to a warp (or
+/// a group of its lanes) each for `op` in the plain kernels, on a GPU that holds `warps` warps
+/// of `RowsWarp` at once: sums and means up to [`WARP_ROW_BYTES`], min and max up to
 /// [`EXTREME_WARP_ROW_BYTES`], the arg operators that far too, and up to
-/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps`. Segments take the
-/// same rule by their mean length (measured on rows only).
+/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps` — but below
+/// [`ARG_BLOCK_ROW_BYTES`] for 4- and 8-byte values. Segments take the same rule by their mean
+/// length (measured on rows only).
 ///
 /// ```
 /// use reduce_rs::OpKind;
@@ -46,18 +60,28 @@ pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
 /// // An H100 holds 64 warps per SM where the registers allow (`rows_warp_bf16_argmax`, at 60
 /// // registers, gets 32: the driver's occupancy is what the planner passes).
 /// let h100 = 132 * 64;
-/// assert!(!warp_per_row(OpKind::Sum, 8192, 32768, h100));
-/// assert!(warp_per_row(OpKind::Max, 8192, 32768, h100));
-/// assert!(warp_per_row(OpKind::ArgMax, 65536, 4096, h100));
-/// assert!(!warp_per_row(OpKind::ArgMax, 65536, 1024, h100));
+/// assert!(!warp_per_row(OpKind::Sum, 4, 8192, 32768, h100));
+/// assert!(warp_per_row(OpKind::Max, 4, 8192, 32768, h100));
+/// assert!(warp_per_row(OpKind::ArgMax, 2, 65536, 4096, h100));
+/// assert!(!warp_per_row(OpKind::ArgMax, 2, 65536, 1024, h100));
+/// // f32: a block from 16 KiB rows on.
+/// assert!(!warp_per_row(OpKind::ArgMax, 4, 16384, 32768, h100));
 /// ```
-pub fn warp_per_row(op: OpKind, row_bytes: usize, rows: usize, warps: usize) -> bool {
+pub fn warp_per_row(
+    op: OpKind,
+    element: usize,
+    row_bytes: usize,
+    rows: usize,
+    warps: usize,
+) -> bool {
     match op {
         OpKind::Sum | OpKind::Mean => row_bytes <= WARP_ROW_BYTES,
         OpKind::Min | OpKind::Max => row_bytes <= EXTREME_WARP_ROW_BYTES,
         OpKind::ArgMin | OpKind::ArgMax => {
             row_bytes <= EXTREME_WARP_ROW_BYTES
-                || (row_bytes <= ARG_WARP_ROW_BYTES && rows >= warps / 4)
+                || (row_bytes <= ARG_WARP_ROW_BYTES
+                    && rows >= warps / 4
+                    && (element <= 2 || row_bytes < ARG_BLOCK_ROW_BYTES))
         }
     }
 }

@@ -19,15 +19,23 @@ fn a_warp_per_row_by_operator() {
             ArgMin | ArgMax => ARG_WARP_ROW_BYTES,
         };
         for bytes in [4096, 4097, 8192, 8193, 65536, 65537] {
-            let many = warp_per_row(op, bytes, warps, warps);
+            let many = warp_per_row(op, 2, bytes, warps, warps);
             assert_eq!(many, bytes <= limit, "{op:?}, rows of {bytes} bytes");
         }
     }
-    // Past 8 KiB, the arg operators need a quarter of the warps in rows.
+    // Past 8 KiB, the arg operators need a quarter of the warps in rows; the 4- and 8-byte
+    // types a block from 16 KiB on, however many rows.
+    assert_eq!(ARG_BLOCK_ROW_BYTES, 16384);
     for op in [ArgMin, ArgMax] {
-        assert!(warp_per_row(op, 16384, warps / 4, warps));
-        assert!(!warp_per_row(op, 16384, warps / 4 - 1, warps));
-        assert!(warp_per_row(op, 8192, 1, warps));
+        assert!(warp_per_row(op, 2, 16384, warps / 4, warps));
+        assert!(!warp_per_row(op, 2, 16384, warps / 4 - 1, warps));
+        assert!(warp_per_row(op, 2, 8192, 1, warps));
+        for element in [4, 8] {
+            assert!(warp_per_row(op, element, 16383, warps, warps));
+            assert!(!warp_per_row(op, element, 16384, warps, warps));
+            assert!(!warp_per_row(op, element, 12288, warps / 4 - 1, warps));
+            assert!(warp_per_row(op, element, 8192, 1, warps));
+        }
     }
 }
 
@@ -77,14 +85,19 @@ fn chooses_the_kernel_by_shape() {
     assert_eq!(up_to_4k.kernel, ShapeKernel::RowsWarp);
     let rows_of_8k = plan_shape(&Shape::rows(32768, 2048), OpKind::Sum, F32, h100);
     assert_eq!(rows_of_8k.kernel, ShapeKernel::RowsBlock);
-    // Max and argmax keep a warp per row further (`warp_per_row`).
+    // Max and argmax keep a warp per row further (`warp_per_row`); f32's arg operators take a
+    // block from 16 KiB rows on, the 16-bit floats' a warp up to 64 KiB where rows are many.
     let kernel = |op, rows, cols| plan_shape(&Shape::rows(rows, cols), op, F32, h100).kernel;
     assert_eq!(kernel(OpKind::Max, 32768, 2048), ShapeKernel::RowsWarp);
     assert_eq!(kernel(OpKind::Max, 16384, 4096), ShapeKernel::RowsBlock);
-    assert_eq!(kernel(OpKind::ArgMax, 16384, 4096), ShapeKernel::RowsWarp);
-    assert_eq!(kernel(OpKind::ArgMin, 4096, 16384), ShapeKernel::RowsWarp);
+    assert_eq!(kernel(OpKind::ArgMax, 32768, 2048), ShapeKernel::RowsWarp);
+    assert_eq!(kernel(OpKind::ArgMax, 16384, 4096), ShapeKernel::RowsBlock);
+    assert_eq!(kernel(OpKind::ArgMin, 4096, 16384), ShapeKernel::RowsBlock);
     assert_eq!(kernel(OpKind::ArgMax, 1024, 16384), ShapeKernel::RowsBlock);
     assert_eq!(kernel(OpKind::ArgMax, 2048, 32768), ShapeKernel::RowsBlock);
+    let bf16_kernel = |rows, cols| plan_shape(&Shape::rows(rows, cols), OpKind::ArgMax, bf16, h100);
+    assert_eq!(bf16_kernel(16384, 8192).kernel, ShapeKernel::RowsWarp);
+    assert_eq!(bf16_kernel(4096, 32768).kernel, ShapeKernel::RowsWarp);
     let offsets: Vec<usize> = (0..=1000).map(|i| i * 2048).collect();
     let segments = |op| plan_shape(&Shape::segments(&offsets), op, F32, h100).kernel;
     assert_eq!(segments(OpKind::Sum), ShapeKernel::RowsBlock);
