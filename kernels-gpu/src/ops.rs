@@ -536,8 +536,8 @@ macro_rules! arg_op {
             /// the pending best, its lane found by [`resolve`](Reduction::resolve). The first
             /// group always wins (the identity has no index), and is searched at once.
             /// `BY_BEST_KEY` (a kernel whose threads read few groups): every type's groups so,
-            /// the best key by the type's fast way or else lane by lane, and a winner searched
-            /// at once.
+            /// the best key by the type's fast way or else lane by lane; a later winner is
+            /// searched at once, but for the 16-bit floats, which defer it as everywhere.
             #[inline(always)]
             fn accumulate_group<const K: usize, const BY_BEST_KEY: bool>(
                 running: Arg<T>,
@@ -564,7 +564,14 @@ macro_rules! arg_op {
                             value: T::from_key(key),
                         }
                     }
-                    Some(key) if BY_BEST_KEY && $better(key, running.value.$key()) => {
+                    // A block per row's later winner, for the types that skip groups only
+                    // there (the 16-bit floats keep deferring theirs to `resolve`, as in the
+                    // other kernels).
+                    Some(key)
+                        if BY_BEST_KEY
+                            && !T::ARG_SKIPS_GROUPS
+                            && $better(key, running.value.$key()) =>
+                    {
                         let (k, lane) = first_lane_with_key::<T, K>(vectors, key);
                         Arg {
                             index: (first(k) + lane) as u64,

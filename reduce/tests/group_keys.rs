@@ -1,9 +1,9 @@
 //! Max, min, argmax and argmin of the 16-bit floats and `f32` where every thread reads several
 //! groups of vectors, on the simulator: the kernels find each group's best key (two lanes at a
 //! time for the 16-bit floats, by `max.f32`/`min.f32` for `f32` max and min, and for `f32`'s
-//! argmax and argmin too where a block reduces each row, `BY_BEST_KEY`) and skip the
-//! groups that cannot beat a thread's running best (`Reduction::accumulate_group` in the
-//! kernel crate), so the values the order rules single out (NaNs of both signs, the two zeros,
+//! argmax and argmin too where a block reduces each row, `BY_BEST_KEY`, which searches a later
+//! winner at once where the 16-bit floats defer it) and skip the groups that cannot beat a
+//! thread's running best (`Reduction::accumulate_group` in the kernel crate), so the values the order rules single out (NaNs of both signs, the two zeros,
 //! ties, infinities everywhere) are planted in a thread's first group and again in a later
 //! one, where the skip decides.
 
@@ -47,6 +47,15 @@ const ONE_SMALL_BLOCK: Layout = Layout {
 const BLOCK_PER_ROW: Layout = Layout {
     name: "a block per row",
     len: 16384,
+    first: 29,
+    threads: 256,
+};
+
+/// A block per row of 64 KiB of `f64` (`BLOCK_PER_ROW`'s 128 KiB would be split over blocks):
+/// four groups a thread.
+const BLOCK_PER_ROW_F64: Layout = Layout {
+    name: "a block per row of f64",
+    len: 8192,
     first: 29,
     threads: 256,
 };
@@ -136,6 +145,14 @@ impl Float for f32 {
         self
     }
 }
+impl Float for f64 {
+    fn from_f32(x: f32) -> Self {
+        f64::from(x)
+    }
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+}
 impl Float for bf16 {
     fn from_f32(x: f32) -> Self {
         bf16::from_f32(x)
@@ -187,28 +204,19 @@ fn whole_arrays_in_one_small_block<T: Float>() {
     }
 }
 
-fn rows_of_a_block_each<T: Float>() {
+fn rows_of_a_block_each<T: Float>(layout: &Layout) {
     let reducer = Reducer::simulator();
     let mut rng = ChaCha8Rng::seed_from_u64(17);
-    let inputs = planted(
-        &BLOCK_PER_ROW,
-        BLOCK_PER_ROW.stride(size_of::<T>()),
-        &mut rng,
-    );
+    let inputs = planted(layout, layout.stride(size_of::<T>()), &mut rng);
     // Every input a row of one matrix: each row's result is that row's alone.
-    let len = BLOCK_PER_ROW.len;
+    let len = layout.len;
     let matrix: Vec<T> = inputs
         .iter()
         .flat_map(|(_, row)| row.iter().map(|&x| T::from_f32(x)))
         .collect();
     let shape = Shape::rows(inputs.len(), len);
     let (plan, _) = reducer.plan_each::<T, Max>(&shape);
-    assert_eq!(
-        plan.kernel,
-        ShapeKernel::RowsBlock,
-        "{}",
-        BLOCK_PER_ROW.name
-    );
+    assert_eq!(plan.kernel, ShapeKernel::RowsBlock, "{}", layout.name);
     let argmax = reducer.reduce_each(ArgMax, &matrix, shape).unwrap();
     let argmin = reducer.reduce_each(ArgMin, &matrix, shape).unwrap();
     let max = reducer.reduce_each(Max, &matrix, shape).unwrap();
@@ -221,7 +229,7 @@ fn rows_of_a_block_each<T: Float>() {
             min[row].unwrap(),
         );
         let xs = &matrix[row * len..(row + 1) * len];
-        check(&format!("{name} ({})", BLOCK_PER_ROW.name), xs, results);
+        check(&format!("{name} ({})", layout.name), xs, results);
     }
 }
 
@@ -280,17 +288,24 @@ fn f32_column_extremes_compare_each_lanes_extreme_as_the_order_rules_say() {
 #[test]
 fn bf16_extremes_skip_and_search_groups_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<bf16>();
-    rows_of_a_block_each::<bf16>();
+    rows_of_a_block_each::<bf16>(&BLOCK_PER_ROW);
 }
 
 #[test]
 fn f16_extremes_skip_and_search_groups_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<f16>();
-    rows_of_a_block_each::<f16>();
+    rows_of_a_block_each::<f16>(&BLOCK_PER_ROW);
 }
 
 #[test]
 fn f32_extremes_skip_groups_by_max_f32_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<f32>();
-    rows_of_a_block_each::<f32>();
+    rows_of_a_block_each::<f32>(&BLOCK_PER_ROW);
+}
+
+/// `f64` has no fast group key: a block per row takes its groups by the best key lane by lane
+/// (`BY_BEST_KEY`), and searches each winner at once.
+#[test]
+fn f64_arg_rows_of_a_block_search_groups_by_their_best_key() {
+    rows_of_a_block_each::<f64>(&BLOCK_PER_ROW_F64);
 }

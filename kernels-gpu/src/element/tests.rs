@@ -233,9 +233,9 @@ fn the_16_bit_floats_find_a_value_two_lanes_at_a_time() {
     first_lanes_by_bits_are_the_first_matches(Bf16);
 }
 
-/// The other types' lane-by-lane search (`Element::first_lane_holding`'s default): the first
-/// lane with the value's key, so the first NaN for any NaN, and `-0.0` and `+0.0` apart; past
-/// the last lane where none matches.
+/// The other types' search (`Element::first_lane_holding`: lane by lane by key, `f32` and `f64`
+/// by the bits): the first lane with the value's key, so the first NaN for any NaN, and `-0.0`
+/// and `+0.0` apart; past the last lane where none matches.
 fn first_lanes_by_keys_are_the_first_matches<T: Element + core::fmt::Debug>(
     vectors: [T::Vector16; 2],
     targets: &[T],
@@ -257,11 +257,21 @@ fn first_lanes_by_keys_are_the_first_matches<T: Element + core::fmt::Debug>(
 #[test]
 fn the_other_types_find_a_value_lane_by_lane() {
     let nan = f32::from_bits(0xffc0_0001);
-    let targets = [1.0, -0.0, 0.0, 2.0, f32::NAN, -1.0, 3.0];
+    // Argmin looks for `from_key(0)`, a NaN with every bit set.
+    let negative_nan = f32::from_bits(u32::MAX);
+    let targets = [1.0, -0.0, 0.0, 2.0, f32::NAN, negative_nan, -1.0, 3.0];
     let floats = [[1.0, -0.0, 2.0, 0.0], [nan, 2.0, f32::NAN, -1.0]];
     first_lanes_by_keys_are_the_first_matches(floats.map(Lanes), &targets);
+    // A NaN looked for where there is none.
+    let numbers = [[1.0, -0.0, 2.0, 0.0], [4.0, 2.0, 3.0, -1.0]];
+    first_lanes_by_keys_are_the_first_matches(numbers.map(Lanes), &[f32::NAN, negative_nan]);
     let doubles = [[-0.0, 2.0], [f64::from(nan), 0.0]];
     first_lanes_by_keys_are_the_first_matches(doubles.map(Lanes), &targets.map(f64::from));
+    let no_nan = [[-0.0, 2.0], [1.0, 0.0]];
+    first_lanes_by_keys_are_the_first_matches(
+        no_nan.map(Lanes),
+        &[f64::NAN, f64::from_bits(u64::MAX)],
+    );
     let ints = [[5, -3, 7, 7], [i32::MIN, 0, -3, 9]];
     first_lanes_by_keys_are_the_first_matches(ints.map(Lanes), &[7, -3, i32::MIN, 9, 4]);
     let wide_ints = [[u64::MAX, 3], [3, 0]];
