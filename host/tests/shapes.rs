@@ -50,8 +50,9 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: 5003,
             },
         ),
-        // Rows of 16 KiB of f32, as many as a quarter of the simulated GPU's warps: a warp per
-        // row for argmin and argmax (their rule's second branch), a block for the others.
+        // Rows of just under 16 KiB of f32, as many as a quarter of the simulated GPU's warps: a
+        // warp per row for argmin and argmax of 2- and 4-byte values (their rule's second
+        // branch), a block for the others (and for the 8-byte values' arg rows, 32 KiB).
         (
             "rows_64x4003",
             ShapeSpec::Rows {

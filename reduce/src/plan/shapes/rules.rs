@@ -22,9 +22,10 @@ pub const WARP_ROW_BYTES: usize = 4 * 1024;
 /// (`docs/runs/2026-11-26-c/`).
 pub const EXTREME_WARP_ROW_BYTES: usize = 8 * 1024;
 
-/// Rows of at most this many bytes go to a warp each for argmin and argmax of the 16-bit floats
-/// when there are enough of them to give a quarter of the warps the GPU holds a row (fewer such
-/// rows, longer than [`EXTREME_WARP_ROW_BYTES`]: a block each). Min and argmin were not timed;
+/// Rows of at most this many bytes go to a warp each for argmin and argmax when there are
+/// enough of them to give a quarter of the warps the GPU holds a row (fewer such rows, longer
+/// than [`EXTREME_WARP_ROW_BYTES`]: a block each); for 4- and 8-byte values only below
+/// [`ARG_BLOCK_ROW_BYTES`]. Min and argmin were not timed;
 /// they take the rules of max and argmax, whose code they share.
 /// Measured on the H100 (µs, a warp / a block): `bf16` argmax 32768 × 4096 (8 KiB) 148.1 /
 /// 231.1, 16384 × 8192 141.5 / 170.8, 8192 × 16384 136.3 / 151.3, 4096 × 32768 (64 KiB)
@@ -36,9 +37,9 @@ pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
 /// (256 threads × [`VECTORS_IN_FLIGHT`] vectors of 16 bytes), which `rows_block` takes by the
 /// group's best key and searches at once (`BY_BEST_KEY` in the kernel crate), where a warp per
 /// row walks many groups as a tree. Shorter rows keep the 16-bit floats' rule. Measured on the
-/// H100 (µs, a warp / a block, `docs/runs/2026-11-28/call55_*`): `f32` argmax 32768 × 4096 (16
-/// KiB) 180.4 / 173.7, 16384 × 4096 93.9 / 89.4, 4096 × 16384 93.9 / 91.2, argmin 8192 × 8192
-/// 94.2 / 90.2; `i32` argmax 16384 × 4096 92.2 / 89.5, `u32` argmin 92.0 / 90.1, `f64` argmax
+/// H100 (µs, a warp / a block, `docs/runs/2026-11-28/call55_this_r2.log`): `f32` argmax 32768 ×
+/// 4096 (16 KiB) 180.4 / 173.7, 16384 × 4096 93.9 / 89.4, 4096 × 16384 94.6 / 91.3, argmin 8192
+/// × 8192 94.5 / 90.2; `i32` argmax 16384 × 4096 92.2 / 89.5, `u32` argmin 92.1 / 90.1, `f64` argmax
 /// 8192 × 4096 94.8 / 91.0, `i64` argmax 16384 × 2048 92.3 / 89.6; but `f32` 32768 × 2048 (8
 /// KiB, half a group a thread) 93.0 / 141.6 and `bf16` 16384 × 8192 (16 KiB: the 16-bit
 /// floats skip groups in both kernels) 104.0 / 114.0.
