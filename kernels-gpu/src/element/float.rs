@@ -1,7 +1,7 @@
 //! `f32` and `f64`: [`Element`] (keys in IEEE `totalOrder`) and [`Accumulator`] (Neumaier's
 //! compensated running sum).
 
-use super::traits::{Accumulator, Element};
+use super::traits::{Accumulator, Element, first_lane_where};
 use super::vector::Lanes;
 
 /// One of [`Extremes`]' methods: on the GPU the PTX instruction `$op.$name` (register class
@@ -39,33 +39,12 @@ macro_rules! first_lane_by_bits {
             vectors: &[Lanes<$t, $lanes>; K],
             value: $t,
         ) -> usize {
-            let mut found = K * $lanes;
-            let mut k = K;
             if value.is_nan() {
-                while k > 0 {
-                    k -= 1;
-                    let mut lane = $lanes;
-                    while lane > 0 {
-                        lane -= 1;
-                        if vectors[k].0[lane].is_nan() {
-                            found = k * $lanes + lane;
-                        }
-                    }
-                }
+                first_lane_where(vectors, |lane: $t| lane.is_nan())
             } else {
                 let bits = value.to_bits();
-                while k > 0 {
-                    k -= 1;
-                    let mut lane = $lanes;
-                    while lane > 0 {
-                        lane -= 1;
-                        if vectors[k].0[lane].to_bits() == bits {
-                            found = k * $lanes + lane;
-                        }
-                    }
-                }
+                first_lane_where(vectors, |lane: $t| lane.to_bits() == bits)
             }
-            found
         }
     };
 }

@@ -11,6 +11,30 @@ pub trait Value: Copy + Send + Sync + 'static {
     fn from_words(words: Self::Words) -> Self;
 }
 
+/// The first lane of `vectors` for which `matches` holds, as `k · LANES + lane` (`K · LANES` if
+/// none does): from the last lane to the first, each match replacing, so the first match is
+/// what stays, with no branch. `Element::first_lane_holding`'s scans.
+#[inline(always)]
+pub(super) fn first_lane_where<T: Copy, V: Vector16<T>, const K: usize>(
+    vectors: &[V; K],
+    matches: impl Fn(T) -> bool,
+) -> usize {
+    let lanes = V::LANES;
+    let mut found = K * lanes;
+    let mut k = K;
+    while k > 0 {
+        k -= 1;
+        let mut lane = lanes;
+        while lane > 0 {
+            lane -= 1;
+            if matches(vectors[k].lanes()[lane]) {
+                found = k * lanes + lane;
+            }
+        }
+    }
+    found
+}
+
 /// `[u32; N]` for the `N` a [`Value`] needs.
 pub trait Words: Copy + AsRef<[u32]> + AsMut<[u32]> {
     const ZERO: Self;
@@ -81,23 +105,8 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     /// floats: two lanes a word; `f32` and `f64`: by the bits).
     #[inline(always)]
     fn first_lane_holding<const K: usize>(vectors: &[Self::Vector16; K], value: Self) -> usize {
-        let lanes = <Self::Vector16 as Vector16<Self>>::LANES;
         let key = value.key_nan_high();
-        // From the last lane to the first, each match replacing: the first match is what stays,
-        // with no branch.
-        let mut found = K * lanes;
-        let mut k = K;
-        while k > 0 {
-            k -= 1;
-            let mut lane = lanes;
-            while lane > 0 {
-                lane -= 1;
-                if vectors[k].lanes()[lane].key_nan_high() == key {
-                    found = k * lanes + lane;
-                }
-            }
-        }
-        found
+        first_lane_where(vectors, |lane: Self| lane.key_nan_high() == key)
     }
     /// `a` or `b`, whichever has the larger [`key_nan_high`](Element::key_nan_high) (so a NaN
     /// if either is one), `a` on a tie: max's `combine`. By the keys, unless the type has a
