@@ -74,6 +74,17 @@ def cases(quick):
     def add(name, x, ours, theirs, cupy_fn=None, compare="close"):
         out.append((name, x, ours, theirs, cupy_fn, compare))
 
+    def along(name, x, op, dim, cupy_op=None, compare="close"):
+        """`op` along `dim`, by the same name in reduce_rs and PyTorch (CuPy's: `cupy_op`)."""
+        add(
+            name,
+            x,
+            lambda t: getattr(reduce_rs, op)(t, dim=dim),
+            lambda t: getattr(torch, op)(t, dim=dim),
+            lambda c: getattr(c, cupy_op or op)(axis=dim),
+            compare,
+        )
+
     f32 = lambda *shape: torch.randn(*shape, device=DEVICE)  # noqa: E731
     bf16 = lambda *shape: torch.randn(*shape, device=DEVICE, dtype=torch.bfloat16)  # noqa: E731
 
@@ -105,73 +116,16 @@ def cases(quick):
         None,
         "pair",
     )
-    add(
-        "argmax 8×128256 f32 dim=-1",
-        f32(8, 128256),
-        lambda x: reduce_rs.argmax(x, dim=-1),
-        lambda x: torch.argmax(x, dim=-1),
-        lambda c: c.argmax(axis=-1),
-        "equal",
-    )
-    add(
-        "sum rows 65536×512 f32",
-        f32(65536, 512),
-        lambda x: reduce_rs.sum(x, dim=-1),
-        lambda x: torch.sum(x, dim=-1),
-        lambda c: c.sum(axis=-1),
-    )
+    along("argmax 8×128256 f32 dim=-1", f32(8, 128256), "argmax", -1, compare="equal")
+    along("sum rows 65536×512 f32", f32(65536, 512), "sum", -1)
     if not quick:
-        add(
-            "sum rows 8192×8192 f32",
-            f32(8192, 8192),
-            lambda x: reduce_rs.sum(x, dim=-1),
-            lambda x: torch.sum(x, dim=-1),
-            lambda c: c.sum(axis=-1),
-        )
-        add(
-            "sum rows 16×2^22 f32",
-            f32(16, 1 << 22),
-            lambda x: reduce_rs.sum(x, dim=-1),
-            lambda x: torch.sum(x, dim=-1),
-            lambda c: c.sum(axis=-1),
-        )
-        add(
-            "sum columns 8192×8192 f32",
-            f32(8192, 8192),
-            lambda x: reduce_rs.sum(x, dim=0),
-            lambda x: torch.sum(x, dim=0),
-            lambda c: c.sum(axis=0),
-        )
-        add(
-            "sum columns 4096×4096 f32",
-            f32(4096, 4096),
-            lambda x: reduce_rs.sum(x, dim=0),
-            lambda x: torch.sum(x, dim=0),
-            lambda c: c.sum(axis=0),
-        )
-        add(
-            "sum columns 2^20×8 f32",
-            f32(1 << 20, 8),
-            lambda x: reduce_rs.sum(x, dim=0),
-            lambda x: torch.sum(x, dim=0),
-            lambda c: c.sum(axis=0),
-        )
-        add(
-            "amax rows 32768×4096 f32",
-            f32(32768, 4096),
-            lambda x: reduce_rs.amax(x, dim=-1),
-            lambda x: torch.amax(x, dim=-1),
-            lambda c: c.max(axis=-1),
-            "equal",
-        )
-        add(
-            "argmax rows 32768×4096 f32",
-            f32(32768, 4096),
-            lambda x: reduce_rs.argmax(x, dim=-1),
-            lambda x: torch.argmax(x, dim=-1),
-            lambda c: c.argmax(axis=-1),
-            "equal",
-        )
+        along("sum rows 8192×8192 f32", f32(8192, 8192), "sum", -1)
+        along("sum rows 16×2^22 f32", f32(16, 1 << 22), "sum", -1)
+        along("sum columns 8192×8192 f32", f32(8192, 8192), "sum", 0)
+        along("sum columns 4096×4096 f32", f32(4096, 4096), "sum", 0)
+        along("sum columns 2^20×8 f32", f32(1 << 20, 8), "sum", 0)
+        along("amax rows 32768×4096 f32", f32(32768, 4096), "amax", -1, "max", compare="equal")
+        along("argmax rows 32768×4096 f32", f32(32768, 4096), "argmax", -1, compare="equal")
         add(
             f"argmax 2^{big.bit_length() - 1} bf16",
             bf16(big),
