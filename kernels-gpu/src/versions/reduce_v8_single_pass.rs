@@ -89,12 +89,38 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BES
     let mut running = R::START;
     let mut vector = thread;
     let in_flight = VECTORS_IN_FLIGHT * threads;
+    #[cfg(not(reduce_exp_prefetch))]
     while vector + in_flight - threads < vectors.len() {
         let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
         running = R::accumulate_group::<VECTORS_IN_FLIGHT, BY_BEST_KEY>(running, &loaded, |k| {
             first_of(vector + k * threads)
         });
         vector += in_flight;
+    }
+    // An experiment (`--cfg reduce_exp_prefetch`): the next group's loads issued before this
+    // group is folded, so that they travel while it is. The 16-bit floats' arg operators gained
+    // in every kernel, everything else lost or stayed (`shapes/PROFILES.md`, "The vocabulary
+    // argmax instruction by instruction").
+    #[cfg(reduce_exp_prefetch)]
+    if vector + in_flight - threads < vectors.len() {
+        let mut loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
+        loop {
+            let next = vector + in_flight;
+            let more = next + in_flight - threads < vectors.len();
+            let following = if more {
+                vectors.load_strided::<VECTORS_IN_FLIGHT>(next, threads)
+            } else {
+                loaded
+            };
+            running = R::accumulate_group::<VECTORS_IN_FLIGHT, BY_BEST_KEY>(running, &loaded, |k| {
+                first_of(vector + k * threads)
+            });
+            vector = next;
+            if !more {
+                break;
+            }
+            loaded = following;
+        }
     }
     // The arg operators' search for the lane of their best, in the one group that holds it.
     let reload = |first: usize| {
