@@ -99,8 +99,8 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BES
     }
     // An experiment (`--cfg reduce_exp_prefetch`): the next group's loads issued before this
     // group is folded, so that they travel while it is. The 16-bit floats' arg operators gained
-    // in every kernel, everything else lost or stayed (`shapes/PROFILES.md`, "The vocabulary
-    // argmax instruction by instruction").
+    // at the same plan in almost every kernel; the other operators' planned kernels lost or
+    // stayed (`shapes/PROFILES.md`, "The vocabulary argmax instruction by instruction").
     #[cfg(reduce_exp_prefetch)]
     if vector + in_flight - threads < vectors.len() {
         let mut loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
