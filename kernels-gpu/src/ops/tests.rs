@@ -1,7 +1,9 @@
 //! The operators' rules, element by element: identities, NaN, signed zeros, ties, the
 //! 16-bit floats' sums in `f32`.
 
+use super::reduction::group_tree;
 use super::*;
+use crate::element::{Element, Value, Vector16};
 use std::vec::Vec;
 
 fn fold<T: Element, R: Reduction<T>>(xs: &[T]) -> R::Out {
