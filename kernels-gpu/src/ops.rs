@@ -27,7 +27,8 @@
 //! operators and integer sums give the same bits for any launch shape.
 
 // One file for each family of operators — the additions (`Sum`, `Mean`), the extremes (`Min`,
-// `Max`), the arg operators (`ArgMin`, `ArgMax`) — and one for the trait they implement.
+// `Max`), the arg operators (`ArgMin`, `ArgMax`) — and one for the trait they implement and
+// what they share.
 mod arg;
 mod extreme;
 mod reduction;

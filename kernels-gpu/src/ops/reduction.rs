@@ -1,6 +1,7 @@
-//! The [`Reduction`] trait every operator implements, and what the operators' files share:
-//! folding a group of vectors as a tree ([`group_tree`]), the best key down one lane of a
-//! group ([`best_down_lane`]), [`fold`].
+//! The [`Reduction`] trait every operator implements, and [`ReduceOp`], the teaching versions'
+//! operators; what the operators' files share: folding a group of vectors as a tree
+//! ([`group_tree`]), the best key down one lane of a group ([`best_down_lane`]); and [`fold`],
+//! the kernels' unrolled fold of a few values.
 
 use crate::element::{Element, Value, Vector16};
 

@@ -1,6 +1,6 @@
-//! [`Sum`] and [`Mean`]: additions, of the element's sum accumulator (`Element::SumAcc`) or its
-//! mean accumulator (`Element::MeanAcc`), which a thread's running value may compensate
-//! ([`Accumulator::Running`]).
+//! [`Sum`] and [`Mean`]: additions in the element's sum accumulator (`Element::SumAcc`) or mean
+//! accumulator (`Element::MeanAcc`, divided by the count at the end); a thread's running value
+//! may keep a compensation beside it ([`Accumulator::Running`]: the float sums do).
 
 use super::reduction::Reduction;
 use crate::element::{Accumulator, Element};
