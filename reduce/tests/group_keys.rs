@@ -1,11 +1,12 @@
 //! Max, min, argmax and argmin of the 16-bit floats and `f32` where every thread reads several
 //! groups of vectors, on the simulator: the kernels find each group's best key (two lanes at a
 //! time for the 16-bit floats, by `max.f32`/`min.f32` for `f32` max and min, and for `f32`'s
-//! argmax and argmin too where a block reduces each row, `BY_BEST_KEY`, which searches a later
-//! winner at once where the 16-bit floats defer it) and skip the groups that cannot beat a
-//! thread's running best (`Reduction::accumulate_group` in the kernel crate), so the values the order rules single out (NaNs of both signs, the two zeros,
-//! ties, infinities everywhere) are planted in a thread's first group and again in a later
-//! one, where the skip decides.
+//! and `f64`'s argmax and argmin too where a block reduces each row, `BY_BEST_KEY`, which
+//! searches a later winner at once where the 16-bit floats defer it) and skip the groups that
+//! cannot beat a thread's running best (`Reduction::accumulate_group` in the kernel crate), so
+//! the values the order rules single out (NaNs of both signs, the two zeros, ties, infinities
+//! everywhere) are planted in a thread's first group and again in a later one, where the skip
+//! decides.
 
 use half::{bf16, f16};
 use rand::{Rng, SeedableRng};

@@ -86,15 +86,19 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BES
     let lanes = <T::Vector16 as Vector16<T>>::LANES;
     let first_of = |vector: usize| base + head + vector * lanes;
 
+    let fold_group = |running, loaded: &[T::Vector16; VECTORS_IN_FLIGHT], vector: usize| {
+        R::accumulate_group::<VECTORS_IN_FLIGHT, BY_BEST_KEY>(running, loaded, |k| {
+            first_of(vector + k * threads)
+        })
+    };
+
     let mut running = R::START;
     let mut vector = thread;
     let in_flight = VECTORS_IN_FLIGHT * threads;
     #[cfg(not(reduce_exp_prefetch))]
     while vector + in_flight - threads < vectors.len() {
         let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        running = R::accumulate_group::<VECTORS_IN_FLIGHT, BY_BEST_KEY>(running, &loaded, |k| {
-            first_of(vector + k * threads)
-        });
+        running = fold_group(running, &loaded, vector);
         vector += in_flight;
     }
     // An experiment (`--cfg reduce_exp_prefetch`): the next group's loads issued before this
@@ -112,9 +116,7 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BES
             } else {
                 loaded
             };
-            running = R::accumulate_group::<VECTORS_IN_FLIGHT, BY_BEST_KEY>(running, &loaded, |k| {
-                first_of(vector + k * threads)
-            });
+            running = fold_group(running, &loaded, vector);
             vector = next;
             if !more {
                 break;

@@ -58,8 +58,8 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
 /// ```
 /// use reduce_rs::OpKind;
 /// use reduce_rs::plan::shapes::warp_per_row;
-/// // An H100 holds 64 warps per SM where the registers allow (`rows_warp_bf16_argmax`, at 60
-/// // registers, gets 32: the driver's occupancy is what the planner passes).
+/// // An H100 holds 64 warps per SM where the registers allow (a kernel with more registers
+/// // gets fewer: the driver's occupancy is what the planner passes).
 /// let h100 = 132 * 64;
 /// assert!(!warp_per_row(OpKind::Sum, 4, 8192, 32768, h100));
 /// assert!(warp_per_row(OpKind::Max, 4, 8192, 32768, h100));
@@ -82,7 +82,7 @@ pub fn warp_per_row(
             row_bytes <= EXTREME_WARP_ROW_BYTES
                 || (row_bytes <= ARG_WARP_ROW_BYTES
                     && rows >= warps / 4
-                    && (element <= 2 || row_bytes < ARG_BLOCK_ROW_BYTES))
+                    && (is_16_bit_float(element) || row_bytes < ARG_BLOCK_ROW_BYTES))
         }
     }
 }
