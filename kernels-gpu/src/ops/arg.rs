@@ -161,6 +161,9 @@ macro_rules! arg_op {
                     value: T::from_key(key),
                 }
             }
+            /// The 16-bit floats' folds are long (their keys found two lanes a word, then
+            /// compared): the next group's loads travel meanwhile.
+            const PREFETCH_GROUPS: bool = T::ARG_SKIPS_GROUPS;
             /// Where the element type skips groups by their best key
             /// ([`Element::ARG_SKIPS_GROUPS`]): a group that does not beat the running best is
             /// skipped (its elements come later, so a tie loses too), and one that does becomes

@@ -70,7 +70,8 @@ use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 
 /// This thread's share of `input`: its head scalar, its vectors (`VECTORS_IN_FLIGHT` at a
 /// time, each group folded into the thread's running value by `R::accumulate_group`: as a
-/// tree, or by the group's best key, whose lane `R::resolve` finds after the loop), its tail
+/// tree, or by the group's best key, whose lane `R::resolve` finds after the loop; the next
+/// group's loads issued before this one is folded where `R::PREFETCH_GROUPS`), its tail
 /// scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
 /// arg operators: a row kernel passes where its piece of the row starts). `BY_BEST_KEY`: the
 /// caller's threads read few groups each, and the arg operators take every type's groups by
@@ -95,18 +96,15 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BES
     let mut running = R::START;
     let mut vector = thread;
     let in_flight = VECTORS_IN_FLIGHT * threads;
-    #[cfg(not(reduce_exp_prefetch))]
-    while vector + in_flight - threads < vectors.len() {
-        let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
-        running = fold_group(running, &loaded, vector);
-        vector += in_flight;
-    }
-    // An experiment (`--cfg reduce_exp_prefetch`): the next group's loads issued before this
-    // group is folded, so that they travel while it is. The 16-bit floats' arg operators gained
-    // at the same plan in almost every kernel; the other operators' planned kernels lost or
-    // stayed (`shapes/PROFILES.md`, "The vocabulary argmax instruction by instruction").
-    #[cfg(reduce_exp_prefetch)]
-    if vector + in_flight - threads < vectors.len() {
+    if !R::PREFETCH_GROUPS {
+        while vector + in_flight - threads < vectors.len() {
+            let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
+            running = fold_group(running, &loaded, vector);
+            vector += in_flight;
+        }
+    } else if vector + in_flight - threads < vectors.len() {
+        // The next group's loads issued before this group is folded
+        // ([`Reduction::PREFETCH_GROUPS`]); the last group is folded with nothing to issue.
         let mut loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
         loop {
             let next = vector + in_flight;

@@ -80,6 +80,15 @@ impl Backend {
         }
     }
 
+    /// The device's streaming multiprocessors (SMs): the GPU's, or the simulator's
+    /// [`SIM_MULTIPROCESSORS`](sim::SIM_MULTIPROCESSORS).
+    pub fn multiprocessors(&self) -> u32 {
+        match self {
+            Backend::Gpu(gpu) => gpu.info().multiprocessors,
+            Backend::Sim(_) => sim::SIM_MULTIPROCESSORS,
+        }
+    }
+
     /// The most threads per block the kernel `name` can run with (its registers decide it on
     /// a GPU; the simulator runs any block the kernels are built for).
     pub fn max_block(&self, name: &str) -> Result<u32> {

@@ -96,3 +96,36 @@ pub fn vector_grid(
 pub fn resident_blocks(multiprocessors: u32, block: u32) -> u64 {
     u64::from(multiprocessors) * u64::from((RESIDENT_THREADS_PER_SM / block).max(1))
 }
+
+/// One wave of a kernel: the blocks of it the GPU runs at once, and the multiprocessors
+/// (SMs) they are spread over. The planner sizes grids by the blocks; where a rule wants a
+/// block per SM whatever a kernel's registers allow (the 16-bit floats' arg rows split over
+/// blocks, [`ARG_SPLIT_WAVE_DIVISOR`](super::shapes::ARG_SPLIT_WAVE_DIVISOR)), by the multiprocessors.
+///
+/// ```
+/// use reduce_rs::plan::Wave;
+/// // An H100's 132 SMs, 4 blocks of 512 threads each.
+/// let wave = Wave::new(132 * 4, 132);
+/// assert_eq!((wave.blocks, wave.multiprocessors), (528, 132));
+/// // A grid capped below the SMs (a test forcing paths) spreads over that many at most.
+/// assert_eq!(Wave::new(3, 132).multiprocessors, 3);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wave {
+    /// Blocks of the kernel resident at once (at least 1).
+    pub blocks: u64,
+    /// Multiprocessors that hold them (at least 1, at most `blocks`).
+    pub multiprocessors: u64,
+}
+
+impl Wave {
+    /// `blocks` resident over `multiprocessors` SMs; each at least 1, and no more SMs than
+    /// blocks (a capped grid reaches no more).
+    pub fn new(blocks: u64, multiprocessors: u64) -> Wave {
+        let blocks = blocks.max(1);
+        Wave {
+            blocks,
+            multiprocessors: multiprocessors.clamp(1, blocks),
+        }
+    }
+}

@@ -16,7 +16,7 @@ pub mod whole;
 
 pub use job::{Job, SegmentOffsets, Work};
 pub use launch::{
-    LaunchGrid, MAX_GRID, Pass, Sizes, resident_blocks, shared_bytes_of, vector_grid,
+    LaunchGrid, MAX_GRID, Pass, Sizes, Wave, resident_blocks, shared_bytes_of, vector_grid,
 };
 pub use whole::{
     additions_per_element, block_in_name, check_block, entry_name, launch_grid, passes,

@@ -7,7 +7,7 @@ use crate::input::Input;
 use crate::op::Operation;
 use crate::plan::reproducible as repro;
 use crate::plan::shapes::{Family, Layout, ShapeKernel, ShapePlan, plan_layout};
-use crate::plan::{self, Job, SegmentOffsets, Sizes, Work};
+use crate::plan::{self, Job, SegmentOffsets, Sizes, Wave, Work};
 use crate::shape::Shape;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
@@ -350,11 +350,14 @@ impl Reducer {
         // What the device runs at once of this very entry point (on the GPU the driver's
         // occupancy: a kernel with many registers fits fewer blocks than the threads allow), so
         // that the grid is one wave, not one and a bit.
+        let multiprocessors = u64::from(self.backend.multiprocessors());
         let resident = |kernel: ShapeKernel| {
             let block = block(kernel);
-            self.backend
+            let blocks = self
+                .backend
                 .resident(&name_of(kernel), block, 0, self.max_blocks)
-                .unwrap_or_else(|_| plan::resident_blocks(1, block))
+                .unwrap_or_else(|_| plan::resident_blocks(1, block));
+            Wave::new(blocks, multiprocessors)
         };
         let plan = plan_layout(layout, O::KIND, sizes, family, block, resident, forced);
         (plan, name_of(plan.kernel))

@@ -4,7 +4,7 @@
 //! same for the kernels' reproducible twins ([`Family::Reproducible`]), which give each lane
 //! more of a row (the flat read has none: the mode keeps the bands).
 
-use super::launch::{LaunchGrid, MAX_GRID, Sizes, shared_bytes_of, vector_grid};
+use super::launch::{LaunchGrid, MAX_GRID, Sizes, Wave, shared_bytes_of, vector_grid};
 use crate::op::OpKind;
 use crate::shape::Shape;
 use kernels_gpu::launch::{MAX_LANES, VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
@@ -61,23 +61,23 @@ impl ShapePlan {
     ///
     /// ```
     /// use reduce_rs::{OpKind, Shape};
-    /// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
+    /// use reduce_rs::plan::{Sizes, Wave, shapes::{ShapeKernel, plan_shape}};
     /// let f32 = Sizes { element: 4, accumulator: 4 };
-    /// let plan = plan_shape(&Shape::columns(4096, 4096), OpKind::Sum, f32, |_| 132 * 3);
+    /// let plan = plan_shape(&Shape::columns(4096, 4096), OpKind::Sum, f32, |_| Wave::new(132 * 3, 132));
     /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 22));
     /// let wider = plan.with_split(99).unwrap();
     /// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
-    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, f32, |_| 132 * 2);
+    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, f32, |_| Wave::new(132 * 2, 132));
     /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
     /// let more = few_rows.with_split(64).unwrap();
     /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
-    /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| 132 * 8);
+    /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| Wave::new(132 * 8, 132));
     /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
     /// let fewer_lanes = short.with_split(8).unwrap();
     /// assert_eq!((fewer_lanes.split, fewer_lanes.launch), (8, short.launch));
     /// assert!(short.with_split(6).is_none() && short.with_split(64).is_none());
-    /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, |_| 132 * 2).with_split(2).is_none());
-    /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, |_| 132 * 8).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, |_| Wave::new(132 * 2, 132)).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, |_| Wave::new(132 * 8, 132)).with_split(2).is_none());
     /// ```
     pub fn with_split(self, split: usize) -> Option<ShapePlan> {
         if self.kernel == ShapeKernel::RowsWarp {
@@ -118,13 +118,13 @@ impl ShapePlan {
 }
 
 /// Chooses the kernel and launch for reducing `shape` with `op` over elements of `sizes`, on
-/// a GPU that runs `resident(kernel)` blocks of a kernel at once.
+/// a GPU whose wave of each kernel is `resident(kernel)`.
 ///
 /// ```
-/// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_shape}};
+/// use reduce_rs::plan::{Sizes, Wave, shapes::{ShapeKernel, plan_shape}};
 /// use reduce_rs::{OpKind, Shape};
 /// let f32 = Sizes { element: 4, accumulator: 4 };
-/// let h100 = |kernel: ShapeKernel| 132 * u64::from(2048 / kernel.block());
+/// let h100 = |kernel: ShapeKernel| Wave::new(132 * u64::from(2048 / kernel.block()), 132);
 /// // Rows of 8 KiB: a block each for sums, a warp each for max.
 /// let rows = Shape::rows(32768, 2048);
 /// assert_eq!(plan_shape(&rows, OpKind::Sum, f32, h100).kernel, ShapeKernel::RowsBlock);
@@ -134,7 +134,7 @@ pub fn plan_shape(
     shape: &Shape<'_>,
     op: OpKind,
     sizes: Sizes,
-    resident: impl Fn(ShapeKernel) -> u64,
+    resident: impl Fn(ShapeKernel) -> Wave,
 ) -> ShapePlan {
     plan_layout(
         Layout::of(shape),
@@ -154,9 +154,9 @@ pub fn plan_shape(
 /// block each kernel runs with.
 ///
 /// ```
-/// use reduce_rs::{DType, Shape, plan::reproducible, plan::shapes::{ShapeKernel, plan_reproducible}};
+/// use reduce_rs::{DType, Shape, plan::Wave, plan::reproducible, plan::shapes::{ShapeKernel, plan_reproducible}};
 /// let sizes = reproducible::sizes(DType::F32);
-/// let h100 = |_| 132 * 8;
+/// let h100 = |_| Wave::new(132 * 8, 132);
 /// let plan = plan_reproducible(&Shape::rows(8192, 8192), sizes, |_| 256, h100, None).unwrap();
 /// assert_eq!((plan.kernel, plan.split), (ShapeKernel::RowsWarp, 32)); // a warp per row
 /// let plan = plan_reproducible(&Shape::rows(16, 1 << 22), sizes, |_| 256, h100, None).unwrap();
@@ -166,7 +166,7 @@ pub fn plan_reproducible(
     shape: &Shape<'_>,
     sizes: Sizes,
     block: impl Fn(ShapeKernel) -> u32,
-    resident: impl Fn(ShapeKernel) -> u64,
+    resident: impl Fn(ShapeKernel) -> Wave,
     forced: Option<ShapeKernel>,
 ) -> Option<ShapePlan> {
     plan_fitting(
@@ -187,7 +187,7 @@ fn plan_fitting(
     sizes: Sizes,
     family: Family,
     block: impl Fn(ShapeKernel) -> u32,
-    resident: impl Fn(ShapeKernel) -> u64,
+    resident: impl Fn(ShapeKernel) -> Wave,
     forced: Option<ShapeKernel>,
 ) -> Option<ShapePlan> {
     if forced.is_some_and(|kernel| !fits(kernel, shape, family, sizes.element)) {
@@ -231,20 +231,20 @@ pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>, family: Family, eleme
 /// ([`columns_narrow::is_narrow`]).
 ///
 /// ```
-/// use reduce_rs::plan::{Sizes, shapes::{ShapeKernel, plan_for}};
+/// use reduce_rs::plan::{Sizes, Wave, shapes::{ShapeKernel, plan_for}};
 /// use reduce_rs::{OpKind, Shape};
 /// let f32 = Sizes { element: 4, accumulator: 4 };
 /// let rows = Shape::rows(1000, 64);
-/// let plan = plan_for(ShapeKernel::RowsBlock, &rows, OpKind::Sum, f32, |_| 132 * 8).unwrap();
+/// let plan = plan_for(ShapeKernel::RowsBlock, &rows, OpKind::Sum, f32, |_| Wave::new(132 * 8, 132)).unwrap();
 /// assert_eq!((plan.kernel, plan.launch.grid), (ShapeKernel::RowsBlock, 1000));
-/// assert!(plan_for(ShapeKernel::Columns, &rows, OpKind::Sum, f32, |_| 132 * 8).is_none());
+/// assert!(plan_for(ShapeKernel::Columns, &rows, OpKind::Sum, f32, |_| Wave::new(132 * 8, 132)).is_none());
 /// ```
 pub fn plan_for(
     kernel: ShapeKernel,
     shape: &Shape<'_>,
     op: OpKind,
     sizes: Sizes,
-    resident: impl Fn(ShapeKernel) -> u64,
+    resident: impl Fn(ShapeKernel) -> Wave,
 ) -> Option<ShapePlan> {
     plan_fitting(
         shape,
@@ -329,13 +329,13 @@ pub(crate) fn plan_layout(
     sizes: Sizes,
     family: Family,
     block: impl Fn(ShapeKernel) -> u32,
-    resident: impl Fn(ShapeKernel) -> u64,
+    resident: impl Fn(ShapeKernel) -> Wave,
     forced: Option<ShapeKernel>,
 ) -> ShapePlan {
-    // The warps of `kernel` the device holds at once.
-    let warps_of = |kernel: ShapeKernel| {
-        resident(kernel).max(1) as usize * (block(kernel) / WARP_SIZE) as usize
-    };
+    // The blocks, and the warps, of `kernel` the device holds at once.
+    let blocks_of = |kernel: ShapeKernel| resident(kernel).blocks.max(1);
+    let warps_of =
+        |kernel: ShapeKernel| blocks_of(kernel) as usize * (block(kernel) / WARP_SIZE) as usize;
     let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
         let block = block(kernel);
         // The reproducible twins hold in shared memory what their plain kernels do (a value
@@ -370,7 +370,7 @@ pub(crate) fn plan_layout(
         let lanes = family.lanes_per_row(op, sizes.element, row_bytes);
         let rows_per_block =
             (block(kernel) as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
-        let grid = (rows.div_ceil(rows_per_block) as u64).min(resident(kernel).max(1) * 4);
+        let grid = (rows.div_ceil(rows_per_block) as u64).min(blocks_of(kernel) * 4);
         plan(kernel, grid, lanes, 0, 0)
     };
     match layout {
@@ -386,14 +386,14 @@ pub(crate) fn plan_layout(
                     rows * cols,
                     sizes.element,
                     block(narrow),
-                    resident(narrow),
+                    blocks_of(narrow),
                     multiple,
                 )
             })
             .filter(|&grid| match forced {
                 Some(kernel) => kernel == narrow,
                 None => {
-                    grid <= resident(narrow).max(1) as usize
+                    grid <= blocks_of(narrow) as usize
                         && narrow_columns(rows, cols, sizes.element, grid)
                 }
             });
@@ -413,7 +413,7 @@ pub(crate) fn plan_layout(
             // the tile's last block would add up more than `MAX_BANDS_PER_THREAD` bands per
             // thread.
             let runs = columns::whole_runs(rows, rows_per_step).1.max(1);
-            let wave = resident(kernel).max(1) as usize;
+            let wave = blocks_of(kernel) as usize;
             let band_wave = match op {
                 OpKind::ArgMin | OpKind::ArgMax => (wave / ARG_BAND_WAVE_DIVISOR).max(1),
                 _ => wave,
@@ -430,8 +430,8 @@ pub(crate) fn plan_layout(
         }
         Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
-            let resident_blocks = resident(ShapeKernel::RowsBlock).max(1) as usize;
-            let split_wave = resident(ShapeKernel::RowsSplit).max(1) as usize;
+            let resident_blocks = blocks_of(ShapeKernel::RowsBlock) as usize;
+            let split_wave = resident(ShapeKernel::RowsSplit);
             // Fewer rows than half a wave of `RowsSplit`'s blocks: cut them over several blocks
             // each if they are long, else a block each (below). Otherwise by row length (the
             // reproducible mode: a warp per row also when every resident warp gets a row).
@@ -452,7 +452,7 @@ pub(crate) fn plan_layout(
             // of 2 MiB, split 91.4 µs, a block each 104.2; 512 rows of 512 KiB, split 91.8, a
             // block each 89.7. The reproducible twins keep their line at a wave of `RowsBlock`.
             let split_below = match family {
-                Family::Plain => (split_wave / 2).max(1),
+                Family::Plain => (split_wave.blocks.max(1) as usize / 2).max(1),
                 Family::Reproducible => resident_blocks,
             };
             let split = family.blocks_per_row(

@@ -5,6 +5,7 @@
 //! measurement has something to overturn.
 
 use crate::op::OpKind;
+use crate::plan::launch::Wave;
 use kernels_gpu::launch::{VECTORS_IN_FLIGHT, WARP_SIZE, elements_per_vector};
 use kernels_gpu::shapes::ShapeKernel;
 
@@ -150,7 +151,12 @@ pub const ARG_SPLIT_WAVE_DIVISOR: usize = 4;
 /// elements. The 16-bit floats take no tiles: their arg kernels are bound by instructions, so
 /// each block more costs its fixed share, and one wave of a block per SM (two a row at least,
 /// which costs little where one a row is faster) was fastest or within 3% on every long row
-/// measured. On the H100 (`call42_tiles.log`, µs by
+/// measured. A block per SM counted by the SMs ([`Wave::multiprocessors`]), not as a share of
+/// the wave: the loads the kernel keeps in flight across a group's fold
+/// (`Reduction::PREFETCH_GROUPS`) take its registers from 32 to 47, two blocks an SM where four
+/// fitted, and a quarter of that wave gave 16 × 2^22 bf16 4 blocks a row (68.5 µs) where 8, a
+/// block per SM, took 57.1 (`docs/runs/2026-11-28-b/`, call 60). On the H100
+/// (`call42_tiles.log`, µs by
 /// blocks per row): bf16 argmax 64 × 2^20, 2: 58.5, 4: 60.9, 8: 74.8, 16 (these tiles): 65.3;
 /// 16 × 2^22, 8: 58.7, 16: 60.9, 32: 74.0, 64 (these tiles): 64.7; 128 × 262144, 1: 34.5, 2:
 /// 35.3, 4 (these tiles): 42.1 (a block per row, `rows_block`: 46.6). `f32` argmax keeps them:
@@ -273,15 +279,20 @@ impl Family {
         cols: usize,
         element: usize,
         block: u32,
-        wave: usize,
+        wave: Wave,
     ) -> usize {
         let vector_block = block as usize * elements_per_vector(element);
+        let (multiprocessors, wave) = (
+            wave.multiprocessors.max(1) as usize,
+            wave.blocks.max(1) as usize,
+        );
         if self == Family::Plain && matches!(op, OpKind::ArgMin | OpKind::ArgMax) {
             let share = (wave / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
             let split = if is_16_bit_float(element) {
-                // A share of one wave however long the rows, and two blocks a row at least
-                // (see `ARG_SPLIT_TILE_VECTORS`).
-                share.max(2)
+                // A block per SM however long the rows and however many of these blocks an SM
+                // holds (within one wave), and two blocks a row at least (see
+                // `ARG_SPLIT_TILE_VECTORS`).
+                (multiprocessors.min(wave) / rows.max(1)).max(2)
             } else {
                 share.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS))
             };

@@ -4,8 +4,14 @@ const F32: Sizes = Sizes {
     element: 4,
     accumulator: 4,
 };
-fn h100(kernel: ShapeKernel) -> u64 {
-    132 * u64::from(2048 / kernel.block())
+/// The H100's 132 SMs, as many blocks of each kernel as its threads allow.
+fn h100(kernel: ShapeKernel) -> Wave {
+    Wave::new(132 * u64::from(2048 / kernel.block()), 132)
+}
+
+/// The H100's 132 SMs, `blocks` of every kernel resident at once.
+fn h100_wave(blocks: u64) -> impl Fn(ShapeKernel) -> Wave + Copy {
+    move |_| Wave::new(blocks, 132)
 }
 
 #[test]
@@ -126,7 +132,7 @@ fn chooses_the_kernel_by_shape() {
 #[test]
 fn columns_are_planned_by_the_measured_rules() {
     // The H100's wave of `columns_f32_sum` (62 registers: 4 blocks of 256 per SM).
-    let wave = |_| 528;
+    let wave = h100_wave(528);
     // The band kernel's plan (narrow matrices are read flat unless it is forced: below).
     let plan = |rows, cols, sizes| {
         let shape = Shape::columns(rows, cols);
@@ -157,7 +163,7 @@ fn the_arg_operators_bands_fill_half_a_wave() {
     // `columns_bf16_argmax` (128: 2 blocks).
     let plan = |rows, cols, op, sizes, wave: u64| {
         let shape = Shape::columns(rows, cols);
-        let plan = plan_for(ShapeKernel::Columns, &shape, op, sizes, |_| wave).unwrap();
+        let plan = plan_for(ShapeKernel::Columns, &shape, op, sizes, h100_wave(wave)).unwrap();
         (plan.counters, plan.split)
     };
     let bf16 = Sizes {
@@ -188,7 +194,7 @@ fn narrow_matrices_are_read_flat_where_that_was_measured_faster() {
         accumulator: 4,
     };
     // The H100's wave of `columns_narrow_f32_sum` (40 registers: 6 blocks of 256 per SM).
-    let wave = |_| 792;
+    let wave = h100_wave(792);
     let plan =
         |rows, cols, sizes| plan_shape(&Shape::columns(rows, cols), OpKind::Sum, sizes, wave);
     // Up to 12 columns whatever the size: whole batches of four vectors a thread, the fewest
@@ -267,7 +273,7 @@ fn splits_rows_by_the_measured_rules() {
     };
     // 132 SMs × 2 blocks of 512 threads (4 for an f32 sum and for the bf16 argmax at 32
     // registers).
-    let resident = |_| 264;
+    let resident = h100_wave(264);
     let split = |rows, cols, sizes| {
         plan_shape(&Shape::rows(rows, cols), OpKind::Sum, sizes, resident).split
     };
@@ -280,10 +286,11 @@ fn splits_rows_by_the_measured_rules() {
     // 16 rows of 2^22 f32: tiles of 8 vectors per thread (16384 elements), 256 per row.
     assert_eq!(split(16, 1 << 22, F32), 256);
     // The arg operators: a quarter of the wave where each thread still reads a group of
-    // loads. 132 SMs × 4 blocks of `rows_split_bf16_argmax` (32 registers), × 3 of
-    // `rows_split_f32_argmax` (38).
+    // loads (132 SMs × 3 blocks of `rows_split_f32_argmax`, 38 registers); the 16-bit floats
+    // a block per SM, whatever the blocks an SM holds (`rows_split_bf16_argmax`: 2 at 47
+    // registers; 4 where it had 32).
     let arg_split_at = |resident: u64, op, rows, cols, sizes| {
-        plan_shape(&Shape::rows(rows, cols), op, sizes, move |_| resident).split
+        plan_shape(&Shape::rows(rows, cols), op, sizes, h100_wave(resident)).split
     };
     let arg_split = |rows, cols, sizes: Sizes| {
         let resident = if sizes.element == 2 { 528 } else { 396 };
@@ -308,6 +315,21 @@ fn splits_rows_by_the_measured_rules() {
     assert_eq!(arg_split(16, 1 << 22, bf16), 8);
     assert_eq!(arg_split(64, 1 << 20, bf16), 2);
     assert_eq!(arg_split(128, 262144, bf16), 2);
+    // Two blocks an SM (47 registers) or four give the same split: the SMs count.
+    for (rows, cols, split) in [(64, 128256, 2), (32, 200_000, 4), (16, 1 << 22, 8)] {
+        for resident in [264, 528] {
+            assert_eq!(
+                arg_split_at(resident, OpKind::ArgMax, rows, cols, bf16),
+                split
+            );
+        }
+    }
+    // A wave capped below the SMs (a grid cap) counts only the SMs its blocks reach.
+    let capped = |_| Wave::new(16, 132);
+    assert_eq!(
+        plan_shape(&Shape::rows(4, 1 << 22), OpKind::ArgMax, bf16, capped).split,
+        4
+    );
     // 150 rows of 65536 bf16 (128 KiB): the 16-bit rule's two a row at least (a quarter of
     // the wave gives none; the wave's would be 3).
     assert_eq!(arg_split(150, 65536, bf16), 2);
@@ -322,7 +344,7 @@ fn the_reproducible_twins_give_each_lane_more_of_a_row() {
     let sizes = crate::plan::reproducible::sizes(crate::element::DType::F32);
     let block = |_| 256;
     // 132 SMs × 8 blocks of 256 threads.
-    let resident = |_| 132 * 8;
+    let resident = h100_wave(132 * 8);
     let plan = |shape: &Shape<'_>| {
         plan_reproducible(shape, sizes, block, resident, None).expect("no forced kernel")
     };
