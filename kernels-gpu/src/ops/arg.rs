@@ -189,22 +189,16 @@ macro_rules! arg_op {
                     None
                 };
                 match best {
-                    // A thread's first group: every lane of a warp has it at once, so the
-                    // search diverges nowhere, and a thread with one group needs no reload.
-                    Some(key) if running.index == NO_INDEX => {
-                        let (k, lane) = first_lane_with_key::<T, K>(vectors, key);
-                        Arg {
-                            index: (first(k) + lane) as u64,
-                            value: T::from_key(key),
-                        }
-                    }
-                    // A block per row's later winner, for the types that skip groups only
-                    // there (the 16-bit floats keep deferring theirs to `resolve`, as in the
-                    // other kernels).
+                    // Searched at once: a thread's first group (every lane of a warp has it at
+                    // once, so the search diverges nowhere, and a thread with one group needs
+                    // no reload), and a block per row's later winner for the types that skip
+                    // groups only there (the 16-bit floats keep deferring theirs to `resolve`,
+                    // as in the other kernels).
                     Some(key)
-                        if BY_BEST_KEY
-                            && !T::ARG_SKIPS_GROUPS
-                            && $better(key, running.value.$key()) =>
+                        if running.index == NO_INDEX
+                            || (BY_BEST_KEY
+                                && !T::ARG_SKIPS_GROUPS
+                                && $better(key, running.value.$key())) =>
                     {
                         let (k, lane) = first_lane_with_key::<T, K>(vectors, key);
                         Arg {
