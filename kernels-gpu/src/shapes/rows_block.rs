@@ -50,7 +50,16 @@ pub fn reduce_rows_block<T: Element, R: Reduction<T>, const BLOCK: u32>(
     while row < rows.count() {
         let (start, end) = rows.bounds(row);
         let values = input.sub(start, end - start);
-        let acc = thread_reduce_vectorized::<T, R, true>(&values, 0, tid as usize, BLOCK as usize);
+        // A row's threads read few groups each: every type's by its best key (see the
+        // module's docs); the next group's loads early where the operator asks.
+        const BY_BEST_KEY: bool = true;
+        const PREFETCH: bool = true;
+        let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, PREFETCH>(
+            &values,
+            0,
+            tid as usize,
+            BLOCK as usize,
+        );
         let total = block_reduce_shuffle::<T, R>(acc, tid, BLOCK, &warp_partials);
         if tid == 0 {
             let result = if values.is_empty() {

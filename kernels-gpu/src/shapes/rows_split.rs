@@ -57,7 +57,15 @@ pub fn reduce_rows_split<T: Element, R: Reduction<T>, const BLOCK: u32>(
     // Piece k: [k·len/split, (k+1)·len/split), so the pieces differ by at most one element.
     let (from, to) = (piece * len / split, (piece + 1) * len / split);
     let values = input.sub(start + from, to - from);
-    let acc = thread_reduce_vectorized::<T, R, false>(&values, from, tid as usize, BLOCK as usize);
+    // As v8's threads: many groups each, the next one's loads early where the operator asks.
+    const BY_BEST_KEY: bool = false;
+    const PREFETCH: bool = true;
+    let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, PREFETCH>(
+        &values,
+        from,
+        tid as usize,
+        BLOCK as usize,
+    );
     let block_value = block_reduce_shuffle::<T, R>(acc, tid, BLOCK, &warp_partials);
 
     let retired = scratch.retired.at(row);

@@ -75,9 +75,16 @@ use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 /// scalar. Thread `thread` of `threads`; element `i` of `input` has index `base + i` (for the
 /// arg operators: a row kernel passes where its piece of the row starts). `BY_BEST_KEY`: the
 /// caller's threads read few groups each, and the arg operators take every type's groups by
-/// their best key ([`Reduction::accumulate_group`]).
+/// their best key ([`Reduction::accumulate_group`]). `PREFETCH`: the caller lets the operators
+/// that ask for it issue their next group's loads early (its registers may cost the kernel
+/// more than the loads in flight gain: `rows_warp` says no).
 #[inline(always)]
-pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BEST_KEY: bool>(
+pub(crate) fn thread_reduce_vectorized<
+    T: Element,
+    R: Reduction<T>,
+    const BY_BEST_KEY: bool,
+    const PREFETCH: bool,
+>(
     input: &GlobalSlice<T>,
     base: usize,
     thread: usize,
@@ -96,7 +103,7 @@ pub(crate) fn thread_reduce_vectorized<T: Element, R: Reduction<T>, const BY_BES
     let mut running = R::START;
     let mut vector = thread;
     let in_flight = VECTORS_IN_FLIGHT * threads;
-    if !R::PREFETCH_GROUPS {
+    if !(PREFETCH && R::PREFETCH_GROUPS) {
         while vector + in_flight - threads < vectors.len() {
             let loaded = vectors.load_strided::<VECTORS_IN_FLIGHT>(vector, threads);
             running = fold_group(running, &loaded, vector);
@@ -175,7 +182,11 @@ pub(crate) fn single_pass<T: Element, R: Reduction<T>>(
 
     let thread = block_idx_x() as usize * block as usize + tid as usize;
     let threads = block as usize * grid as usize;
-    let acc = thread_reduce_vectorized::<T, R, false>(&input, 0, thread, threads);
+    // Many groups a thread: each taken as it comes, the next one's loads early where the
+    // operator asks.
+    const BY_BEST_KEY: bool = false;
+    const PREFETCH: bool = true;
+    let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, PREFETCH>(&input, 0, thread, threads);
     let block_value = block_reduce_shuffle::<T, R>(acc, tid, block, &warp_partials);
 
     if grid == 1 {
