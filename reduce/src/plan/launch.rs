@@ -98,9 +98,10 @@ pub fn resident_blocks(multiprocessors: u32, block: u32) -> u64 {
 }
 
 /// One wave of a kernel: the blocks of it the GPU runs at once, and the multiprocessors
-/// (SMs) they are spread over. The planner sizes grids by the blocks; where a rule wants a
-/// block per SM whatever a kernel's registers allow (the 16-bit floats' arg rows split over
-/// blocks, [`ARG_SPLIT_WAVE_DIVISOR`](super::shapes::ARG_SPLIT_WAVE_DIVISOR)), by the multiprocessors.
+/// (SMs) they are spread over. The planner sizes grids by the blocks, and by the
+/// multiprocessors where a rule wants a block per SM whatever a kernel's registers allow (the
+/// 16-bit floats' arg rows split over blocks, [`Family`](super::shapes::Family)'s
+/// `blocks_per_row`).
 ///
 /// ```
 /// use reduce_rs::plan::Wave;
