@@ -28,7 +28,9 @@ pub const BANDS_DROP_REMAINDER: Bug = 9;
 const VECTORS_IN_FLIGHT: usize = 4;
 const PARTIALS_IN_FLIGHT: usize = 8;
 
-/// `thread_reduce_vectorized` of `reduce_v8_single_pass.rs` (pub(crate) there).
+/// `thread_reduce_vectorized` of `reduce_v8_single_pass.rs` (pub(crate) there), without its
+/// `MAY_PREFETCH` walk (the next group's loads issued before a fold: the same groups in the same
+/// order, for the operators that ask, `Reduction::PREFETCH_GROUPS`).
 fn thread_reduce<T: Element, R: Reduction<T>, const BUG: Bug>(
     input: &GlobalSlice<T>,
     base: usize,

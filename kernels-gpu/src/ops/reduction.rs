@@ -45,9 +45,10 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// Whether a thread's walk issues its next group's loads before it folds this one
     /// ([`accumulate_group`](Reduction::accumulate_group)), so that they travel while it is
     /// folded: a second group of registers held through the fold, in the kernels that let it
-    /// (`rows_warp` does not). Measured on the H100 against the plain walk, the same plans
-    /// (`kernels-gpu/src/shapes/PROFILES.md`, "The prefetch kept for the 16-bit arg
-    /// operators"): the 16-bit floats' arg operators, whose folds are long integer work with
+    /// (v8, whose shards' kernels share its walk; the row kernels not yet). Measured on the H100 against the plain walk, the same plans
+    /// (`kernels-gpu/src/shapes/PROFILES.md`, "The vocabulary argmax instruction by
+    /// instruction" for the experiment, "The prefetch kept for the 16-bit arg operators" for
+    /// the product): the 16-bit floats' arg operators, whose folds are long integer work with
     /// the loads' first use at their head, gained (whole bf16 argmax of 2^24 22.75 → 21.15 µs,
     /// 64 vocabulary rows 16.30 → 15.71); the other operators, whose folds are short, lost or
     /// stayed (whole `f32` argmax of 2^28 352.9 → 360.2, segments of ~300 sums 45.5 → 56.1).

@@ -57,10 +57,14 @@ pub fn reduce_rows_split<T: Element, R: Reduction<T>, const BLOCK: u32>(
     // Piece k: [k·len/split, (k+1)·len/split), so the pieces differ by at most one element.
     let (from, to) = (piece * len / split, (piece + 1) * len / split);
     let values = input.sub(start + from, to - from);
-    // As v8's threads: many groups each, the next one's loads early where the operator asks.
+    // Many groups a thread, each taken as it comes. No loads issued early yet: the 16-bit arg
+    // kernels gained by it as planned (64 vocabulary rows 16.30 → 15.71 µs on the H100), but its
+    // registers (32 → 47) halve the blocks an SM holds, and with them the planner's waves: the
+    // plans that moved (16 vocabulary rows 32 → 16 blocks a row, 132–263 rows past 64 KiB to a
+    // block a row) are not measured (`shapes/PROFILES.md`, "The prefetch kept …").
     const BY_BEST_KEY: bool = false;
-    const PREFETCH: bool = true;
-    let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, PREFETCH>(
+    const MAY_PREFETCH: bool = false;
+    let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(
         &values,
         from,
         tid as usize,

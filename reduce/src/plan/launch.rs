@@ -107,16 +107,14 @@ pub fn resident_blocks(multiprocessors: u32, block: u32) -> u64 {
 /// use reduce_rs::plan::Wave;
 /// // An H100's 132 SMs, 4 blocks of 512 threads each.
 /// let wave = Wave::new(132 * 4, 132);
-/// assert_eq!((wave.blocks, wave.multiprocessors), (528, 132));
+/// assert_eq!((wave.blocks(), wave.multiprocessors()), (528, 132));
 /// // A grid capped below the SMs (a test forcing paths) spreads over that many at most.
-/// assert_eq!(Wave::new(3, 132).multiprocessors, 3);
+/// assert_eq!(Wave::new(3, 132).multiprocessors(), 3);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Wave {
-    /// Blocks of the kernel resident at once (at least 1).
-    pub blocks: u64,
-    /// Multiprocessors that hold them (at least 1, at most `blocks`).
-    pub multiprocessors: u64,
+    blocks: u64,
+    multiprocessors: u64,
 }
 
 impl Wave {
@@ -128,5 +126,15 @@ impl Wave {
             blocks,
             multiprocessors: multiprocessors.clamp(1, blocks),
         }
+    }
+
+    /// Blocks of the kernel resident at once (at least 1).
+    pub fn blocks(self) -> u64 {
+        self.blocks
+    }
+
+    /// Multiprocessors that hold them (at least 1, at most [`blocks`](Wave::blocks)).
+    pub fn multiprocessors(self) -> u64 {
+        self.multiprocessors
     }
 }

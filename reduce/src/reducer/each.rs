@@ -349,9 +349,10 @@ impl Reducer {
         };
         // What the device runs at once of this very entry point (on the GPU the driver's
         // occupancy: a kernel with many registers fits fewer blocks than the threads allow), so
-        // that the grid is one wave, not one and a bit.
+        // that the grid is one wave, not one and a bit; and the SMs those blocks spread over,
+        // for the rules that want a block per SM.
         let multiprocessors = u64::from(self.backend.multiprocessors());
-        let resident = |kernel: ShapeKernel| {
+        let wave = |kernel: ShapeKernel| {
             let block = block(kernel);
             let blocks = self
                 .backend
@@ -359,7 +360,7 @@ impl Reducer {
                 .unwrap_or_else(|_| plan::resident_blocks(1, block));
             Wave::new(blocks, multiprocessors)
         };
-        let plan = plan_layout(layout, O::KIND, sizes, family, block, resident, forced);
+        let plan = plan_layout(layout, O::KIND, sizes, family, block, wave, forced);
         (plan, name_of(plan.kernel))
     }
 

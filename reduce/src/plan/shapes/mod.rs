@@ -118,7 +118,7 @@ impl ShapePlan {
 }
 
 /// Chooses the kernel and launch for reducing `shape` with `op` over elements of `sizes`, on
-/// a GPU whose wave of each kernel is `resident(kernel)`.
+/// a GPU whose wave of each kernel is `wave(kernel)`.
 ///
 /// ```
 /// use reduce_rs::plan::{Sizes, Wave, shapes::{ShapeKernel, plan_shape}};
@@ -134,7 +134,7 @@ pub fn plan_shape(
     shape: &Shape<'_>,
     op: OpKind,
     sizes: Sizes,
-    resident: impl Fn(ShapeKernel) -> Wave,
+    wave: impl Fn(ShapeKernel) -> Wave,
 ) -> ShapePlan {
     plan_layout(
         Layout::of(shape),
@@ -142,7 +142,7 @@ pub fn plan_shape(
         sizes,
         Family::Plain,
         |k| k.block(),
-        resident,
+        wave,
         None,
     )
 }
@@ -166,7 +166,7 @@ pub fn plan_reproducible(
     shape: &Shape<'_>,
     sizes: Sizes,
     block: impl Fn(ShapeKernel) -> u32,
-    resident: impl Fn(ShapeKernel) -> Wave,
+    wave: impl Fn(ShapeKernel) -> Wave,
     forced: Option<ShapeKernel>,
 ) -> Option<ShapePlan> {
     plan_fitting(
@@ -175,7 +175,7 @@ pub fn plan_reproducible(
         sizes,
         Family::Reproducible,
         block,
-        resident,
+        wave,
         forced,
     )
 }
@@ -187,7 +187,7 @@ fn plan_fitting(
     sizes: Sizes,
     family: Family,
     block: impl Fn(ShapeKernel) -> u32,
-    resident: impl Fn(ShapeKernel) -> Wave,
+    wave: impl Fn(ShapeKernel) -> Wave,
     forced: Option<ShapeKernel>,
 ) -> Option<ShapePlan> {
     if forced.is_some_and(|kernel| !fits(kernel, shape, family, sizes.element)) {
@@ -199,7 +199,7 @@ fn plan_fitting(
         sizes,
         family,
         block,
-        resident,
+        wave,
         forced,
     ))
 }
@@ -244,7 +244,7 @@ pub fn plan_for(
     shape: &Shape<'_>,
     op: OpKind,
     sizes: Sizes,
-    resident: impl Fn(ShapeKernel) -> Wave,
+    wave: impl Fn(ShapeKernel) -> Wave,
 ) -> Option<ShapePlan> {
     plan_fitting(
         shape,
@@ -252,7 +252,7 @@ pub fn plan_for(
         sizes,
         Family::Plain,
         |k| k.block(),
-        resident,
+        wave,
         Some(kernel),
     )
 }
@@ -329,11 +329,11 @@ pub(crate) fn plan_layout(
     sizes: Sizes,
     family: Family,
     block: impl Fn(ShapeKernel) -> u32,
-    resident: impl Fn(ShapeKernel) -> Wave,
+    wave: impl Fn(ShapeKernel) -> Wave,
     forced: Option<ShapeKernel>,
 ) -> ShapePlan {
     // The blocks, and the warps, of `kernel` the device holds at once.
-    let blocks_of = |kernel: ShapeKernel| resident(kernel).blocks.max(1);
+    let blocks_of = |kernel: ShapeKernel| wave(kernel).blocks();
     let warps_of =
         |kernel: ShapeKernel| blocks_of(kernel) as usize * (block(kernel) / WARP_SIZE) as usize;
     let plan = |kernel: ShapeKernel, grid: u64, split: usize, partials: usize, counters: usize| {
@@ -431,7 +431,7 @@ pub(crate) fn plan_layout(
         Layout::Rows { rows, cols } => {
             let row_bytes = cols * sizes.element;
             let resident_blocks = blocks_of(ShapeKernel::RowsBlock) as usize;
-            let split_wave = resident(ShapeKernel::RowsSplit);
+            let split_wave = wave(ShapeKernel::RowsSplit);
             // Fewer rows than half a wave of `RowsSplit`'s blocks: cut them over several blocks
             // each if they are long, else a block each (below). Otherwise by row length (the
             // reproducible mode: a warp per row also when every resident warp gets a row).
@@ -452,7 +452,7 @@ pub(crate) fn plan_layout(
             // of 2 MiB, split 91.4 µs, a block each 104.2; 512 rows of 512 KiB, split 91.8, a
             // block each 89.7. The reproducible twins keep their line at a wave of `RowsBlock`.
             let split_below = match family {
-                Family::Plain => (split_wave.blocks.max(1) as usize / 2).max(1),
+                Family::Plain => (split_wave.blocks() as usize / 2).max(1),
                 Family::Reproducible => resident_blocks,
             };
             let split = family.blocks_per_row(

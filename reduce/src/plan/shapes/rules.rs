@@ -122,10 +122,11 @@ pub const MAX_BANDS_PER_THREAD: usize = 32;
 /// kernel 90.0).
 pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 
-/// The arg operators' rows cut over blocks: at most a wave's blocks divided by this (a block
-/// per SM where four of `rows_split`'s fit, as for the 16-bit floats' arg kernels at 32
-/// registers; three quarters of one where three fit, `f32`'s at 38 by ptxas), each thread
-/// reading up to
+/// The 4- and 8-byte arg operators' rows cut over blocks: at most a wave's blocks divided by
+/// this (three quarters of a block per SM where three of `rows_split`'s fit, `f32`'s at 38
+/// registers by ptxas; the 16-bit floats take a block per SM, counted by the SMs, see
+/// [`ARG_SPLIT_TILE_VECTORS`]; the measurements below were made when their 32 registers made a
+/// quarter of the wave a block per SM), each thread reading up to
 /// [`ARG_SPLIT_TILE_VECTORS`], wherever each thread then still reads a whole group of loads
 /// (fewer rows, shorter rows: the old rule's split, as for sums). A warp of an arg operator's
 /// block pays several hundred instructions whatever it reads (its first group's search for the
@@ -152,10 +153,11 @@ pub const ARG_SPLIT_WAVE_DIVISOR: usize = 4;
 /// each block more costs its fixed share, and one wave of a block per SM (two a row at least,
 /// which costs little where one a row is faster) was fastest or within 3% on every long row
 /// measured. A block per SM counted by the SMs ([`Wave::multiprocessors`]), not as a share of
-/// the wave: the loads the kernel keeps in flight across a group's fold
-/// (`Reduction::PREFETCH_GROUPS`) take its registers from 32 to 47, two blocks an SM where four
-/// fitted, and a quarter of that wave gave 16 × 2^22 bf16 4 blocks a row (68.5 µs) where 8, a
-/// block per SM, took 57.1 (`docs/runs/2026-11-28-b/`, call 60). On the H100
+/// the wave, so that the rule holds when the kernel's registers change: the next group's loads
+/// kept in flight across a group's fold (`Reduction::PREFETCH_GROUPS`, not yet in
+/// `rows_split`) take them from 32 to 47, two blocks an SM where four fit, and a quarter of that
+/// wave gave 16 × 2^22 bf16 4 blocks a row (68.5 µs) where 8, a block per SM, took 57.1
+/// (`docs/runs/2026-11-28-b/`, call 60). On the H100
 /// (`call42_tiles.log`, µs by
 /// blocks per row): bf16 argmax 64 × 2^20, 2: 58.5, 4: 60.9, 8: 74.8, 16 (these tiles): 65.3;
 /// 16 × 2^22, 8: 58.7, 16: 60.9, 32: 74.0, 64 (these tiles): 64.7; 128 × 262144, 1: 34.5, 2:
@@ -263,15 +265,17 @@ impl Family {
     }
 
     /// Blocks of `block` threads per row of `cols` elements of `element` bytes for `RowsSplit`,
-    /// `rows` rows and a wave of `wave` of its blocks: as many as fill the GPU in one wave (a
+    /// `rows` rows and `wave` (its blocks resident at once, and the SMs): as many as fill the
+    /// GPU in one wave (a
     /// second, partial wave would cost as much as the first); but rows so long that a wave's
     /// blocks would each read more than `SPLIT_TILE_VECTORS` per thread are cut into tiles of
     /// that size, many waves of them, whose last wave is a small part of the time (the
     /// reproducible twins keep one wave). Each block reads at least `SPLIT_MIN_VECTORS` per
     /// thread (four groups in the reproducible mode). The arg operators' rows fill a share of
     /// the wave instead (`ARG_SPLIT_WAVE_DIVISOR`: a quarter), in tiles of
-    /// `ARG_SPLIT_TILE_VECTORS` (the 16-bit floats: no tiles),
-    /// where that gives each thread at least a group of loads and each row at least two blocks.
+    /// `ARG_SPLIT_TILE_VECTORS`; the 16-bit floats a block per SM, counted by the SMs, without
+    /// tiles; where that gives each thread at least a group of loads and each row at least two
+    /// blocks.
     pub(super) fn blocks_per_row(
         self,
         op: OpKind,
@@ -282,18 +286,14 @@ impl Family {
         wave: Wave,
     ) -> usize {
         let vector_block = block as usize * elements_per_vector(element);
-        let (multiprocessors, wave) = (
-            wave.multiprocessors.max(1) as usize,
-            wave.blocks.max(1) as usize,
-        );
+        let blocks = wave.blocks() as usize;
         if self == Family::Plain && matches!(op, OpKind::ArgMin | OpKind::ArgMax) {
-            let share = (wave / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
             let split = if is_16_bit_float(element) {
                 // A block per SM however long the rows and however many of these blocks an SM
-                // holds (within one wave), and two blocks a row at least (see
-                // `ARG_SPLIT_TILE_VECTORS`).
-                (multiprocessors.min(wave) / rows.max(1)).max(2)
+                // holds, and two blocks a row at least (see `ARG_SPLIT_TILE_VECTORS`).
+                (wave.multiprocessors() as usize / rows.max(1)).max(2)
             } else {
+                let share = (blocks / ARG_SPLIT_WAVE_DIVISOR / rows.max(1)).max(1);
                 share.max(cols.div_ceil(vector_block * ARG_SPLIT_TILE_VECTORS))
             };
             // Not one block per row: that is `RowsBlock`'s shape, measured on its own rule.
@@ -301,7 +301,7 @@ impl Family {
                 return split;
             }
         }
-        let one_wave = (wave / rows.max(1)).max(1);
+        let one_wave = (blocks / rows.max(1)).max(1);
         let (tile_split, least) = match self {
             Family::Plain => (
                 cols.div_ceil(vector_block * SPLIT_TILE_VECTORS),

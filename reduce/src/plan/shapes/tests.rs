@@ -287,8 +287,8 @@ fn splits_rows_by_the_measured_rules() {
     assert_eq!(split(16, 1 << 22, F32), 256);
     // The arg operators: a quarter of the wave where each thread still reads a group of
     // loads (132 SMs × 3 blocks of `rows_split_f32_argmax`, 38 registers); the 16-bit floats
-    // a block per SM, whatever the blocks an SM holds (`rows_split_bf16_argmax`: 2 at 47
-    // registers; 4 where it had 32).
+    // a block per SM, whatever the blocks an SM holds (`rows_split_bf16_argmax`: 4 at its 32
+    // registers, 2 at the 47 the prefetch would give it).
     let arg_split_at = |resident: u64, op, rows, cols, sizes| {
         plan_shape(&Shape::rows(rows, cols), op, sizes, h100_wave(resident)).split
     };
@@ -301,16 +301,16 @@ fn splits_rows_by_the_measured_rules() {
     assert_eq!(arg_split(64, 128256, bf16), 2);
     assert_eq!(arg_split_at(528, OpKind::ArgMin, 64, 128256, bf16), 2);
     assert_eq!(arg_split_at(396, OpKind::Sum, 64, 128256, bf16), 6);
-    // 32 rows of 200000: a block per SM, 4 a row (a third of the wave would be 5).
+    // 32 rows of 200000: a block per SM, 4 a row (a third of a wave of 528 would be 5).
     assert_eq!(arg_split(32, 200_000, bf16), 4);
     // 64 rows of 100000 f32: tiles of 16 vectors per thread (32768 elements), 4 per row.
     assert_eq!(arg_split(64, 100_000, F32), 4);
-    // 8 rows and 1: a quarter of the wave would give each thread two vectors or fewer; the
-    // old rule's 32 (a vector per thread).
+    // 8 rows and 1: a block per SM would give each thread two vectors or fewer; the old
+    // rule's 32 (a vector per thread).
     assert_eq!(arg_split(8, 128256, bf16), 32);
     assert_eq!(arg_split(1, 128256, bf16), 32);
     // Long rows: tiles of 16 vectors per thread, many waves of them; for the 16-bit floats
-    // a quarter of one wave, two blocks a row at least.
+    // a block per SM, two blocks a row at least.
     assert_eq!(arg_split(16, 1 << 22, F32), 128);
     assert_eq!(arg_split(16, 1 << 22, bf16), 8);
     assert_eq!(arg_split(64, 1 << 20, bf16), 2);
@@ -330,8 +330,8 @@ fn splits_rows_by_the_measured_rules() {
         plan_shape(&Shape::rows(4, 1 << 22), OpKind::ArgMax, bf16, capped).split,
         4
     );
-    // 150 rows of 65536 bf16 (128 KiB): the 16-bit rule's two a row at least (a quarter of
-    // the wave gives none; the wave's would be 3).
+    // 150 rows of 65536 bf16 (128 KiB): the 16-bit rule's two a row at least (a block per SM
+    // gives none; the wave's would be 3).
     assert_eq!(arg_split(150, 65536, bf16), 2);
     // Rows shorter than one vector per thread of one block: one block each, `RowsBlock`.
     assert_eq!(split(4, 1000, F32), 1);
