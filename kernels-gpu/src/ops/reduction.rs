@@ -45,14 +45,14 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// Whether a thread's walk issues its next group's loads before it folds this one
     /// ([`accumulate_group`](Reduction::accumulate_group)), so that they travel while it is
     /// folded: a second group of registers held through the fold, in the kernels that let it
-    /// (v8, whose shards' kernels share its walk; the row kernels not yet). Measured on the H100 against the plain walk, the same plans
-    /// (`kernels-gpu/src/shapes/PROFILES.md`, "The vocabulary argmax instruction by
-    /// instruction" for the experiment, "The prefetch kept for the 16-bit arg operators" for
-    /// the product): the 16-bit floats' arg operators, whose folds are long integer work with
-    /// the loads' first use at their head, gained (whole bf16 argmax of 2^24 22.75 → 21.15 µs,
-    /// 64 vocabulary rows 16.30 → 15.71); the other operators, whose folds are short, lost or
-    /// stayed (whole `f32` argmax of 2^28 352.9 → 360.2, segments of ~300 sums 45.5 → 56.1).
-    /// Off for all but those.
+    /// (v8, whose shards' kernels share its walk; the row kernels not yet). Measured on the
+    /// H100 against the plain walk, each as planned (`kernels-gpu/src/shapes/PROFILES.md`,
+    /// "The vocabulary argmax instruction by instruction" for the experiment, "The prefetch
+    /// kept for the 16-bit arg operators" for the product): the 16-bit floats' arg operators,
+    /// whose folds are long integer work with the loads' first use at their head, gained (whole
+    /// bf16 argmax of 2^24 22.75 → 21.15 µs; in `rows_split`, not shipped, 64 vocabulary rows
+    /// 16.30 → 15.71); the other operators, whose folds are short, lost or stayed (whole `f32`
+    /// argmax of 2^28 352.9 → 360.2, segments of ~300 sums 45.5 → 56.1). Off for all but those.
     const PREFETCH_GROUPS: bool = false;
     /// Lane `lane` of `K` vectors combined, in order: the column kernel's group of loads down
     /// one column (vector `j`'s lane is element `index(j)`, increasing with `j`). Lifted and

@@ -67,9 +67,9 @@ pub fn reduce_rows_warp<T: Element, R: Reduction<T>, const BLOCK: u32>(
             let (start, end) = rows.bounds(row);
             let values = input.sub(start, end - start);
             // Groups taken as they come, and no loads issued early: the prefetch's registers
-            // (the 16-bit arg kernels' 48 → 95) leave 2 blocks an SM where 5 fitted, and short rows
-            // lost more by that than the loads in flight gained (H100, bf16 argmax of segments
-            // of ~300: 41.9 → 46.8 µs; 8 KiB rows 101.2 → 102.0; 32 KiB rows gained 2%).
+            // (the 16-bit arg kernels' 48 → 95) leave 2 blocks an SM where 5 fitted, and short
+            // rows lost more by that than the loads in flight gained (H100, bf16 argmax of
+            // segments of ~300: 41.9 → 46.8 µs; 8 KiB rows 101.2 → 102.0; 32 KiB rows gained 2%).
             const BY_BEST_KEY: bool = false;
             const MAY_PREFETCH: bool = false;
             let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(

@@ -56,7 +56,9 @@
 //! # Block size
 //! Read at run time (`blockDim.x`, any multiple of 32): v5 needed a compile-time block size to
 //! unroll its shared-memory tree, but v8's tree is shuffles, so one entry point serves every
-//! block size.
+//! block size its registers allow: the 16-bit arg operators' prefetch takes them to 72, and
+//! their blocks of 1024 (72 × 1024 registers, more than an SM's 65536) run as 512 (the host's
+//! `Reducer::block_for`).
 //!
 //! # Every operator
 //! v8 is also the library's kernel, so it reduces with any [`Reduction`]: the arg operators get
@@ -82,8 +84,8 @@ use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 /// caller's threads read few groups each, and the arg operators take every type's groups by
 /// their best key ([`Reduction::accumulate_group`]). `MAY_PREFETCH`: the caller lets the
 /// operators that ask for it issue their next group's loads early (the row kernels say no: the
-/// registers cost `rows_warp` more than the loads in flight gained, and they move the plans of
-/// `rows_split` and `rows_block`).
+/// registers cost `rows_warp` more than the loads in flight gained, they move `rows_split`'s
+/// plans, and `rows_block`'s planned rows were not measured with them).
 #[inline(always)]
 pub(crate) fn thread_reduce_vectorized<
     T: Element,
@@ -192,7 +194,8 @@ pub(crate) fn single_pass<T: Element, R: Reduction<T>>(
     // operator asks.
     const BY_BEST_KEY: bool = false;
     const MAY_PREFETCH: bool = true;
-    let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(&input, 0, thread, threads);
+    let acc =
+        thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(&input, 0, thread, threads);
     let block_value = block_reduce_shuffle::<T, R>(acc, tid, block, &warp_partials);
 
     if grid == 1 {

@@ -63,21 +63,23 @@ impl ShapePlan {
     /// use reduce_rs::{OpKind, Shape};
     /// use reduce_rs::plan::{Sizes, Wave, shapes::{ShapeKernel, plan_shape}};
     /// let f32 = Sizes { element: 4, accumulator: 4 };
-    /// let plan = plan_shape(&Shape::columns(4096, 4096), OpKind::Sum, f32, |_| Wave::new(132 * 3, 132));
+    /// // The H100's 132 SMs, `per_sm` blocks of every kernel on each.
+    /// let h100 = |per_sm: u64| move |_| Wave::new(132 * per_sm, 132);
+    /// let plan = plan_shape(&Shape::columns(4096, 4096), OpKind::Sum, f32, h100(3));
     /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 22));
     /// let wider = plan.with_split(99).unwrap();
     /// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
-    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, f32, |_| Wave::new(132 * 2, 132));
+    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, f32, h100(2));
     /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
     /// let more = few_rows.with_split(64).unwrap();
     /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
-    /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, |_| Wave::new(132 * 8, 132));
+    /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, h100(8));
     /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
     /// let fewer_lanes = short.with_split(8).unwrap();
     /// assert_eq!((fewer_lanes.split, fewer_lanes.launch), (8, short.launch));
     /// assert!(short.with_split(6).is_none() && short.with_split(64).is_none());
-    /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, |_| Wave::new(132 * 2, 132)).with_split(2).is_none());
-    /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, |_| Wave::new(132 * 8, 132)).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, h100(2)).with_split(2).is_none());
+    /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, h100(8)).with_split(2).is_none());
     /// ```
     pub fn with_split(self, split: usize) -> Option<ShapePlan> {
         if self.kernel == ShapeKernel::RowsWarp {
@@ -154,7 +156,8 @@ pub fn plan_shape(
 /// block each kernel runs with.
 ///
 /// ```
-/// use reduce_rs::{DType, Shape, plan::Wave, plan::reproducible, plan::shapes::{ShapeKernel, plan_reproducible}};
+/// use reduce_rs::plan::{Wave, reproducible, shapes::{ShapeKernel, plan_reproducible}};
+/// use reduce_rs::{DType, Shape};
 /// let sizes = reproducible::sizes(DType::F32);
 /// let h100 = |_| Wave::new(132 * 8, 132);
 /// let plan = plan_reproducible(&Shape::rows(8192, 8192), sizes, |_| 256, h100, None).unwrap();
@@ -235,9 +238,10 @@ pub(crate) fn fits(kernel: ShapeKernel, shape: &Shape<'_>, family: Family, eleme
 /// use reduce_rs::{OpKind, Shape};
 /// let f32 = Sizes { element: 4, accumulator: 4 };
 /// let rows = Shape::rows(1000, 64);
-/// let plan = plan_for(ShapeKernel::RowsBlock, &rows, OpKind::Sum, f32, |_| Wave::new(132 * 8, 132)).unwrap();
+/// let h100 = |_| Wave::new(132 * 8, 132);
+/// let plan = plan_for(ShapeKernel::RowsBlock, &rows, OpKind::Sum, f32, h100).unwrap();
 /// assert_eq!((plan.kernel, plan.launch.grid), (ShapeKernel::RowsBlock, 1000));
-/// assert!(plan_for(ShapeKernel::Columns, &rows, OpKind::Sum, f32, |_| Wave::new(132 * 8, 132)).is_none());
+/// assert!(plan_for(ShapeKernel::Columns, &rows, OpKind::Sum, f32, h100).is_none());
 /// ```
 pub fn plan_for(
     kernel: ShapeKernel,
@@ -413,12 +417,12 @@ pub(crate) fn plan_layout(
             // the tile's last block would add up more than `MAX_BANDS_PER_THREAD` bands per
             // thread.
             let runs = columns::whole_runs(rows, rows_per_step).1.max(1);
-            let wave = blocks_of(kernel) as usize;
+            let wave_blocks = blocks_of(kernel) as usize;
             let band_wave = match op {
-                OpKind::ArgMin | OpKind::ArgMax => (wave / ARG_BAND_WAVE_DIVISOR).max(1),
-                _ => wave,
+                OpKind::ArgMin | OpKind::ArgMax => (wave_blocks / ARG_BAND_WAVE_DIVISOR).max(1),
+                _ => wave_blocks,
             };
-            let runs_per_band = if runs.div_ceil(RUNS_PER_BAND) * tiles >= wave / 4 {
+            let runs_per_band = if runs.div_ceil(RUNS_PER_BAND) * tiles >= wave_blocks / 4 {
                 RUNS_PER_BAND
             } else {
                 FEW_RUNS_PER_BAND

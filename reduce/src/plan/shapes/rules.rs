@@ -125,8 +125,9 @@ pub const SPLIT_TILE_VECTORS: usize = 2 * VECTORS_IN_FLIGHT;
 /// The 4- and 8-byte arg operators' rows cut over blocks: at most a wave's blocks divided by
 /// this (three quarters of a block per SM where three of `rows_split`'s fit, `f32`'s at 38
 /// registers by ptxas; the 16-bit floats take a block per SM, counted by the SMs, see
-/// [`ARG_SPLIT_TILE_VECTORS`]; the measurements below were made when their 32 registers made a
-/// quarter of the wave a block per SM), each thread reading up to
+/// [`ARG_SPLIT_TILE_VECTORS`]; the measurements below were made at three, then four of their
+/// blocks an SM, where a third, then a quarter of the wave was a block per SM), each thread
+/// reading up to
 /// [`ARG_SPLIT_TILE_VECTORS`], wherever each thread then still reads a whole group of loads
 /// (fewer rows, shorter rows: the old rule's split, as for sums). A warp of an arg operator's
 /// block pays several hundred instructions whatever it reads (its first group's search for the

@@ -273,10 +273,9 @@ fn splits_rows_by_the_measured_rules() {
     };
     // 132 SMs × 2 blocks of 512 threads (4 for an f32 sum and for the bf16 argmax at 32
     // registers).
-    let resident = h100_wave(264);
-    let split = |rows, cols, sizes| {
-        plan_shape(&Shape::rows(rows, cols), OpKind::Sum, sizes, resident).split
-    };
+    let wave = h100_wave(264);
+    let split =
+        |rows, cols, sizes| plan_shape(&Shape::rows(rows, cols), OpKind::Sum, sizes, wave).split;
     // One vocabulary row: a vector per thread (128256 / 4096 elements → 32 blocks), not
     // the 264 blocks of a wave.
     assert_eq!(split(1, 128256, bf16), 32);
@@ -289,12 +288,12 @@ fn splits_rows_by_the_measured_rules() {
     // loads (132 SMs × 3 blocks of `rows_split_f32_argmax`, 38 registers); the 16-bit floats
     // a block per SM, whatever the blocks an SM holds (`rows_split_bf16_argmax`: 4 at its 32
     // registers, 2 at the 47 the prefetch would give it).
-    let arg_split_at = |resident: u64, op, rows, cols, sizes| {
-        plan_shape(&Shape::rows(rows, cols), op, sizes, h100_wave(resident)).split
+    let arg_split_at = |blocks: u64, op, rows, cols, sizes| {
+        plan_shape(&Shape::rows(rows, cols), op, sizes, h100_wave(blocks)).split
     };
     let arg_split = |rows, cols, sizes: Sizes| {
-        let resident = if sizes.element == 2 { 528 } else { 396 };
-        arg_split_at(resident, OpKind::ArgMax, rows, cols, sizes)
+        let blocks = if sizes.element == 2 { 528 } else { 396 };
+        arg_split_at(blocks, OpKind::ArgMax, rows, cols, sizes)
     };
     // 64 vocabulary rows: 2 blocks each (about 16 vectors per thread), not a wave's 8; argmin
     // alike; a sum keeps the wave's (6 at 3 blocks an SM).
@@ -315,11 +314,12 @@ fn splits_rows_by_the_measured_rules() {
     assert_eq!(arg_split(16, 1 << 22, bf16), 8);
     assert_eq!(arg_split(64, 1 << 20, bf16), 2);
     assert_eq!(arg_split(128, 262144, bf16), 2);
-    // Two blocks an SM (47 registers) or four give the same split: the SMs count.
-    for (rows, cols, split) in [(64, 128256, 2), (32, 200_000, 4), (16, 1 << 22, 8)] {
-        for resident in [264, 528] {
+    // Two blocks an SM (47 registers, with the prefetch) or four give the same split: the SMs
+    // count (at two, a quarter of the wave would give 2 and 4 a row).
+    for (rows, cols, split) in [(32, 200_000, 4), (16, 1 << 22, 8)] {
+        for blocks in [264, 528] {
             assert_eq!(
-                arg_split_at(resident, OpKind::ArgMax, rows, cols, bf16),
+                arg_split_at(blocks, OpKind::ArgMax, rows, cols, bf16),
                 split
             );
         }
@@ -335,7 +335,7 @@ fn splits_rows_by_the_measured_rules() {
     assert_eq!(arg_split(150, 65536, bf16), 2);
     // Rows shorter than one vector per thread of one block: one block each, `RowsBlock`.
     assert_eq!(split(4, 1000, F32), 1);
-    let short = plan_shape(&Shape::rows(4, 1000), OpKind::Sum, F32, resident);
+    let short = plan_shape(&Shape::rows(4, 1000), OpKind::Sum, F32, wave);
     assert_eq!(short.kernel, ShapeKernel::RowsBlock);
 }
 
@@ -344,9 +344,9 @@ fn the_reproducible_twins_give_each_lane_more_of_a_row() {
     let sizes = crate::plan::reproducible::sizes(crate::element::DType::F32);
     let block = |_| 256;
     // 132 SMs × 8 blocks of 256 threads.
-    let resident = h100_wave(132 * 8);
+    let wave = h100_wave(132 * 8);
     let plan = |shape: &Shape<'_>| {
-        plan_reproducible(shape, sizes, block, resident, None).expect("no forced kernel")
+        plan_reproducible(shape, sizes, block, wave, None).expect("no forced kernel")
     };
     // 512 f32: 4 lanes of 32 vectors (the plain kernel gives 16 lanes of 8), 8 rows a
     // warp.
@@ -398,7 +398,7 @@ fn the_reproducible_twins_give_each_lane_more_of_a_row() {
     );
     // A forced kernel that cannot reduce the shape.
     let forced = Some(ShapeKernel::RowsSplit);
-    assert!(plan_reproducible(&Shape::columns(4, 4), sizes, block, resident, forced).is_none());
+    assert!(plan_reproducible(&Shape::columns(4, 4), sizes, block, wave, forced).is_none());
     assert_eq!(
         Family::Reproducible.entry(ShapeKernel::RowsSplit, "f64", "sum"),
         "reproducible_rows_split_f64_sum"
