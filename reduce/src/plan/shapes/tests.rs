@@ -4,14 +4,17 @@ const F32: Sizes = Sizes {
     element: 4,
     accumulator: 4,
 };
-/// The H100's 132 SMs, as many blocks of each kernel as its threads allow.
+/// The H100's streaming multiprocessors.
+const H100_SMS: u64 = 132;
+
+/// The H100's SMs, as many blocks of each kernel as its threads allow.
 fn h100(kernel: ShapeKernel) -> Wave {
-    Wave::new(132 * u64::from(2048 / kernel.block()), 132)
+    Wave::new(H100_SMS * u64::from(2048 / kernel.block()), H100_SMS)
 }
 
 /// The H100's 132 SMs, `blocks` of every kernel resident at once.
 fn h100_wave(blocks: u64) -> impl Fn(ShapeKernel) -> Wave + Copy {
-    move |_| Wave::new(blocks, 132)
+    move |_| Wave::new(blocks, H100_SMS)
 }
 
 #[test]
@@ -325,7 +328,7 @@ fn splits_rows_by_the_measured_rules() {
         }
     }
     // A wave capped below the SMs (a grid cap) counts only the SMs its blocks reach.
-    let capped = |_| Wave::new(16, 132);
+    let capped = |_| Wave::new(16, H100_SMS);
     assert_eq!(
         plan_shape(&Shape::rows(4, 1 << 22), OpKind::ArgMax, bf16, capped).split,
         4
