@@ -31,9 +31,9 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// the vectors' values as a tree, then [`accumulate`](Reduction::accumulate); max, min and
     /// the arg operators skip that where the element type finds the group's extreme key fast
     /// ([`Element::largest_key`]). `BY_BEST_KEY`: the kernel's threads read few groups each
-    /// (`rows_block`'s rows: often one), so the arg operators take every type's groups by their
-    /// best key and search the lane at once, not only the types that skip groups everywhere
-    /// ([`Element::ARG_SKIPS_GROUPS`]); the other operators ignore it.
+    /// (`rows_block`'s and `rows_warp`'s rows: often one), so the arg operators take every
+    /// type's groups by their best key and search the lane at once, not only the types that
+    /// skip groups everywhere ([`Element::ARG_SKIPS_GROUPS`]); the other operators ignore it.
     #[inline(always)]
     fn accumulate_group<const K: usize, const BY_BEST_KEY: bool>(
         running: Self::Running,

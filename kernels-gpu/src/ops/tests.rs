@@ -234,10 +234,10 @@ fn groups_by_their_best_key_agree_with_the_lane_by_lane_tree() {
     groups_of_four_and_eight_agree_with_the_tree::<F16, Min>(|l| Lanes(l.map(F16)));
 }
 
-/// `BY_BEST_KEY` (a block per row) for the other types: their groups by the best key (`f32`'s
-/// by `max.f32`, the others' lane by lane), a winner searched at once. The 16-bit classes
-/// (zeros, infinities, NaNs, ties) widened: into the top half of an `f32`, and on to `f64`; as
-/// integers, sign-extended or not.
+/// `BY_BEST_KEY` (a block or a few lanes per row) for the other types: their groups by the best
+/// key (`f32`'s by `max.f32`, the others' lane by lane), a winner searched at once. The 16-bit
+/// classes (zeros, infinities, NaNs, ties) widened: into the top half of an `f32`, and on to
+/// `f64`; as integers, sign-extended or not.
 #[test]
 fn every_types_groups_by_their_best_key_agree_with_the_tree() {
     use crate::element::Lanes;

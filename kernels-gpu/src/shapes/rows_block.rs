@@ -10,9 +10,10 @@
 //!
 //! Its threads read few groups of loads each (a 16 KiB row: one), so the arg operators take
 //! every type's groups by their best key and search the winner's lane at once
-//! (`thread_reduce_vectorized`'s `BY_BEST_KEY`), where v8 and a warp per row, whose threads walk
-//! many groups, keep the tree for all but the 16-bit floats: the `f32` argmax of 32768 rows of
-//! 16 KiB took 196.8 µs by the tree and takes 173.7 (H100, `docs/runs/2026-11-28/`).
+//! (`thread_reduce_vectorized`'s `BY_BEST_KEY`), as a warp per row does, where v8 and a split
+//! row, whose threads walk many groups, keep the tree for all but the 16-bit floats: the `f32`
+//! argmax of 32768 rows of 16 KiB took 196.8 µs by the tree and takes 173.7 (H100,
+//! `docs/runs/2026-11-28/`).
 //!
 //! ```text
 //! block b:  rows b, b + gridDim, …      thread t: vectors t, t+BLOCK, … of the row
@@ -51,10 +52,11 @@ pub fn reduce_rows_block<T: Element, R: Reduction<T>, const BLOCK: u32>(
         let (start, end) = rows.bounds(row);
         let values = input.sub(start, end - start);
         // A row's threads read few groups each: every type's by its best key (see the
-        // module's docs). No loads issued early yet: the 16-bit arg kernels gained by it off the
-        // plan (64 × 128256 19.8 → 18.5 µs on the H100) and lost where many short rows each get
-        // a block (8 KiB rows 205 → 232), and the rows the planner gives this kernel (fewer than
-        // a quarter of the warps in rows of 8–64 KiB, many rows past 64 KiB) are not measured.
+        // module's docs). No loads issued early: with them (registers 40 → 55) the 16-bit arg
+        // kernels gained on rows of 32 KiB and longer where rows outnumber the resident blocks
+        // (H100, call 72, µs: 1024 × 32768 35.02 → 30.32, 1024 × 16384 20.34 → 19.01) but lost
+        // on planned rows that fit one wave (1000 × 8192 12.51 → 13.02, 512 × 16384 12.42 →
+        // 12.83) and on 16 KiB rows (16384 × 8192 113.41 → 119.55): one kernel cannot have both.
         const BY_BEST_KEY: bool = true;
         const MAY_PREFETCH: bool = false;
         let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(

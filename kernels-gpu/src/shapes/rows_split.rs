@@ -57,13 +57,14 @@ pub fn reduce_rows_split<T: Element, R: Reduction<T>, const BLOCK: u32>(
     // Piece k: [k·len/split, (k+1)·len/split), so the pieces differ by at most one element.
     let (from, to) = (piece * len / split, (piece + 1) * len / split);
     let values = input.sub(start + from, to - from);
-    // Many groups a thread, each taken as it comes. No loads issued early yet: the 16-bit arg
-    // kernels gained by it as planned (64 vocabulary rows 16.30 → 15.71 µs on the H100), but its
-    // registers (32 → 47) halve the blocks an SM holds, and with them the planner's waves: the
-    // plans that moved (16 vocabulary rows 32 → 16 blocks a row, 132–263 rows past 64 KiB to a
-    // block a row) are not measured (`shapes/PROFILES.md`, "The prefetch kept …").
+    // Many groups a thread, each taken as it comes, the next group's loads issued before this
+    // one is folded where the operator asks (the 16-bit arg operators). Its registers (32 → 47)
+    // halve the blocks an SM holds, and the planner's waves with them; every plan, moved or
+    // not, gained on the H100 (call 72, µs): 16 vocabulary rows 13.17 → 11.06 (16 blocks a row
+    // where 32), 64 rows 16.34 → 15.76, 2 × 2^20 12.51 → 11.36; 150 rows of 128 KiB now get a
+    // block each, 19.12 → 14.05 (`shapes/PROFILES.md`, "Loads in flight for the row kernels").
     const BY_BEST_KEY: bool = false;
-    const MAY_PREFETCH: bool = false;
+    const MAY_PREFETCH: bool = true;
     let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(
         &values,
         from,

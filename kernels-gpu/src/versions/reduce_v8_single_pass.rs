@@ -83,9 +83,9 @@ use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 /// arg operators: a row kernel passes where its piece of the row starts). `BY_BEST_KEY`: the
 /// caller's threads read few groups each, and the arg operators take every type's groups by
 /// their best key ([`Reduction::accumulate_group`]). `MAY_PREFETCH`: the caller lets the
-/// operators that ask for it issue their next group's loads early (the row kernels say no: the
-/// registers cost `rows_warp` more than the loads in flight gained, they move `rows_split`'s
-/// plans, and `rows_block`'s planned rows were not measured with them).
+/// operators that ask for it issue their next group's loads early (v8, the shards and
+/// `rows_split` do; `rows_warp` and `rows_block` say no: the registers cost their short rows
+/// more than the loads in flight gained).
 #[inline(always)]
 pub(crate) fn thread_reduce_vectorized<
     T: Element,
