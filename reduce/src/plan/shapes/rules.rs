@@ -37,7 +37,7 @@ pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
 /// (4 and 8 bytes), however many: a block's threads then read a whole group of loads each
 /// (256 threads × [`VECTORS_IN_FLIGHT`] vectors of 16 bytes), which `rows_block` takes by the
 /// group's best key and searches at once (`BY_BEST_KEY` in the kernel crate), where a warp per
-/// row walks many groups as a tree. Shorter rows keep the 16-bit floats' rule. Measured on the
+/// row has each lane walk many groups. Shorter rows keep the 16-bit floats' rule. Measured on the
 /// H100 (µs, a warp / a block, `docs/runs/2026-11-28/call55_this_r2.log`): `f32` argmax 32768 ×
 /// 4096 (16 KiB) 180.4 / 173.7, 16384 × 4096 93.9 / 89.4, 4096 × 16384 94.6 / 91.3, argmin 8192
 /// × 8192 94.5 / 90.2; `i32` argmax 16384 × 4096 92.2 / 89.5, `u32` argmin 92.1 / 90.1, `f64` argmax
@@ -48,13 +48,26 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
     // Threads × vectors × bytes a vector holds (as many as one-byte elements).
     ShapeKernel::RowsBlock.block() as usize * VECTORS_IN_FLIGHT * elements_per_vector(1);
 
+/// Rows of at least this many bytes of the 16-bit floats go to a warp each for argmin and argmax
+/// only where they outnumber the warps the GPU holds of `RowsWarp` (a quarter of them will do
+/// for shorter rows, up to [`ARG_WARP_ROW_BYTES`]): fewer rows leave warps without a row, where
+/// a block per row fills the SMs. Measured on the H100, whose 132 SMs hold 5280 warps of
+/// `rows_warp_bf16_argmax` (µs, a warp / a block, `docs/runs/2026-12-07/call73_line_*.log`):
+/// `bf16` argmax 2048 × 16384 (32 KiB) 35.47 / 32.14, 2048 × 32768 56.58 / 55.18, 4096 × 24576
+/// 81.95 / 79.74, 4096 × 32768 104.32 / 103.28, `f16` argmin 2048 × 32768 57.07 / 55.15; but
+/// with 8192 rows, `bf16` argmax 8192 × 16384 104.21 / 107.12 and `f16` argmin 104.14 / 108.59.
+/// Shorter rows keep the warp from a quarter of the warps on (8192 × 12288, 24 KiB: 82.90 /
+/// 92.78).
+pub const ARG_FULL_WARPS_ROW_BYTES: usize = 2 * ARG_BLOCK_ROW_BYTES;
+
 /// Whether rows of `row_bytes` bytes of `element`-byte values, `rows` of them, go to a warp (or
 /// a group of its lanes) each for `op` in the plain kernels, on a GPU that holds `warps` warps
 /// of `RowsWarp` at once: sums and means up to [`WARP_ROW_BYTES`], min and max up to
 /// [`EXTREME_WARP_ROW_BYTES`], the arg operators that far too, and up to
-/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps` — but below
-/// [`ARG_BLOCK_ROW_BYTES`] for 4- and 8-byte values. Segments take the same rule by their mean
-/// length (measured on rows only).
+/// [`ARG_WARP_ROW_BYTES`] where `rows` is at least a quarter of `warps` (from
+/// [`ARG_FULL_WARPS_ROW_BYTES`] on, at least `warps`) — but below [`ARG_BLOCK_ROW_BYTES`] for
+/// 4- and 8-byte values. Segments take the same rule by their mean length (measured on rows
+/// only).
 ///
 /// ```
 /// use reduce_rs::OpKind;
@@ -64,8 +77,10 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
 /// let h100 = 132 * 64;
 /// assert!(!warp_per_row(OpKind::Sum, 4, 8192, 32768, h100));
 /// assert!(warp_per_row(OpKind::Max, 4, 8192, 32768, h100));
-/// assert!(warp_per_row(OpKind::ArgMax, 2, 65536, 4096, h100));
-/// assert!(!warp_per_row(OpKind::ArgMax, 2, 65536, 1024, h100));
+/// // bf16: rows of 16 KiB a warp each from a quarter of the warps on, of 32–64 KiB from all.
+/// assert!(warp_per_row(OpKind::ArgMax, 2, 16384, h100 / 4, h100));
+/// assert!(warp_per_row(OpKind::ArgMax, 2, 65536, h100, h100));
+/// assert!(!warp_per_row(OpKind::ArgMax, 2, 65536, 4096, h100));
 /// // f32: a block from 16 KiB rows on.
 /// assert!(!warp_per_row(OpKind::ArgMax, 4, 16384, 32768, h100));
 /// ```
@@ -80,9 +95,14 @@ pub fn warp_per_row(
         OpKind::Sum | OpKind::Mean => row_bytes <= WARP_ROW_BYTES,
         OpKind::Min | OpKind::Max => row_bytes <= EXTREME_WARP_ROW_BYTES,
         OpKind::ArgMin | OpKind::ArgMax => {
+            let enough_rows = if row_bytes < ARG_FULL_WARPS_ROW_BYTES {
+                warps / 4
+            } else {
+                warps
+            };
             row_bytes <= EXTREME_WARP_ROW_BYTES
                 || (row_bytes <= ARG_WARP_ROW_BYTES
-                    && rows >= warps / 4
+                    && rows >= enough_rows
                     && (is_16_bit_float(element) || row_bytes < ARG_BLOCK_ROW_BYTES))
         }
     }

@@ -39,6 +39,11 @@ fn a_warp_per_row_by_operator() {
         assert!(warp_per_row(op, 2, 16384, warps / 4, warps));
         assert!(!warp_per_row(op, 2, 16384, warps / 4 - 1, warps));
         assert!(warp_per_row(op, 2, 8192, 1, warps));
+        // From 32 KiB on, the 16-bit floats need as many rows as warps.
+        assert_eq!(ARG_FULL_WARPS_ROW_BYTES, 32768);
+        assert!(warp_per_row(op, 2, 32767, warps / 4, warps));
+        assert!(!warp_per_row(op, 2, 32768, warps - 1, warps));
+        assert!(warp_per_row(op, 2, 32768, warps, warps));
         for element in [4, 8] {
             assert!(warp_per_row(op, element, 16383, warps, warps));
             assert!(!warp_per_row(op, element, 16384, warps, warps));
@@ -106,7 +111,10 @@ fn chooses_the_kernel_by_shape() {
     assert_eq!(kernel(OpKind::ArgMax, 2048, 32768), ShapeKernel::RowsBlock);
     let bf16_kernel = |rows, cols| plan_shape(&Shape::rows(rows, cols), OpKind::ArgMax, bf16, h100);
     assert_eq!(bf16_kernel(16384, 8192).kernel, ShapeKernel::RowsWarp);
-    assert_eq!(bf16_kernel(4096, 32768).kernel, ShapeKernel::RowsWarp);
+    // From 32 KiB on, only where the rows outnumber the warps (8448 of this wave).
+    assert_eq!(bf16_kernel(16384, 16384).kernel, ShapeKernel::RowsWarp);
+    assert_eq!(bf16_kernel(4096, 32768).kernel, ShapeKernel::RowsBlock);
+    assert_eq!(bf16_kernel(2048, 16384).kernel, ShapeKernel::RowsBlock);
     let offsets: Vec<usize> = (0..=1000).map(|i| i * 2048).collect();
     let segments = |op| plan_shape(&Shape::segments(&offsets), op, F32, h100).kernel;
     assert_eq!(segments(OpKind::Sum), ShapeKernel::RowsBlock);
