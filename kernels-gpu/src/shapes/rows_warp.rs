@@ -67,7 +67,7 @@ pub fn reduce_rows_warp<T: Element, R: Reduction<T>, const BLOCK: u32>(
             let (start, end) = rows.bounds(row);
             let values = input.sub(start, end - start);
             // A lane reads few groups of its row: every type's taken by its best key, the winner
-            // searched at once (the 16-bit floats skip groups either way). On the H100 (call 72,
+            // searched at once (the 16-bit floats skip groups either way). On the H100 (call 73,
             // µs): f32 argmax of segments of ~300 62.37 → 51.92, 65536 × 100 16.29 → 15.26, rows
             // of 2–8 KiB 1–2 % faster, f64 argmin of 8 KiB rows 51.66 → 50.18; i32/i64 level.
             // No loads issued early: the prefetch's registers (the 16-bit arg kernels' 48 → 95)
