@@ -57,7 +57,9 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
 /// 81.95 / 79.74, 4096 × 32768 104.32 / 103.28, `f16` argmin 2048 × 32768 57.07 / 55.15; but
 /// with 8192 rows, `bf16` argmax 8192 × 16384 104.21 / 107.12 and `f16` argmin 104.14 / 108.59.
 /// Shorter rows keep the warp from a quarter of the warps on (8192 × 12288, 24 KiB: 82.90 /
-/// 92.78).
+/// 92.78). Timed as planned (`call74_line_r2.log`): 3072 × 16384 45.22 / 44.46, 6144 × 16384
+/// 80.46 / 82.16; the rule misses at 4096 rows of exactly 32 KiB, where a warp each was ahead
+/// (56.82 / 57.26, `f16` argmin 56.61 / 57.81): there the line lies between 3072 and 4096 rows.
 pub const ARG_FULL_WARPS_ROW_BYTES: usize = 2 * ARG_BLOCK_ROW_BYTES;
 
 /// Whether rows of `row_bytes` bytes of `element`-byte values, `rows` of them, go to a warp (or
