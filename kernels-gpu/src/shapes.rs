@@ -6,7 +6,7 @@
 //!
 //! | kernel | for | each |
 //! |---|---|---|
-//! | [`rows_warp`] | short rows (4 KiB for sums, 8 for min and max and argmax; up to 16 for the argmax of 4- and 8-byte values and 64 for the 16-bit floats' where rows are many) | warp reduces one row |
+//! | [`rows_warp`] | short rows (4 KiB for sums, 8 for min and max and argmax; up to 16 for the argmax of 4- and 8-byte values and 64 for the 16-bit floats' where rows are many: from 32 KiB, at least one a resident warp) | warp reduces one row |
 //! | [`rows_block`] | long rows, many of them; few rows up to 64 KiB | block reduces one row |
 //! | [`rows_split`] | long rows, few of them | row is cut over several blocks |
 //! | [`columns`] | columns of a row-major matrix | thread walks down one column |

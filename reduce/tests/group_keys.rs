@@ -1,7 +1,7 @@
 //! Max, min, argmax and argmin of the 16-bit floats and `f32` where every thread reads several
 //! groups of vectors, on the simulator: the kernels find each group's best key (two lanes at a
 //! time for the 16-bit floats, by `max.f32`/`min.f32` for `f32` max and min, and for `f32`'s
-//! and `f64`'s argmax and argmin too where a block reduces each row, `BY_BEST_KEY`, which
+//! and `f64`'s argmax and argmin too where a block or a warp reduces each row, `BY_BEST_KEY`, which
 //! searches a later winner at once where the 16-bit floats defer it) and skip the groups that
 //! cannot beat a thread's running best (`Reduction::accumulate_group` in the kernel crate), so
 //! the values the order rules single out (NaNs of both signs, the two zeros, ties, infinities
@@ -59,6 +59,23 @@ const BLOCK_PER_ROW_F64: Layout = Layout {
     len: 8192,
     first: 29,
     threads: 256,
+};
+
+/// A warp per segment of 8 KiB (`RowsWarp`, 32 lanes a segment for `f32` max and argmax alike):
+/// four groups a lane.
+const WARP_PER_SEGMENT: Layout = Layout {
+    name: "a warp per segment",
+    len: 2048,
+    first: 29,
+    threads: 32,
+};
+
+/// A warp per segment of 8 KiB of `f64`: four groups a lane.
+const WARP_PER_SEGMENT_F64: Layout = Layout {
+    name: "a warp per segment of f64",
+    len: 1024,
+    first: 29,
+    threads: 32,
 };
 
 /// The inputs, as `f32` (every one exact in both 16-bit types): each with its special values
@@ -205,7 +222,9 @@ fn whole_arrays_in_one_small_block<T: Float>() {
     }
 }
 
-fn rows_of_a_block_each<T: Float>(layout: &Layout) {
+/// Every input a row of one matrix (`kernel` `RowsBlock`) or a segment of one list
+/// (`RowsWarp`: few rows of 8 KiB would get a block each).
+fn rows_each<T: Float>(layout: &Layout, kernel: ShapeKernel) {
     let reducer = Reducer::simulator();
     let mut rng = ChaCha8Rng::seed_from_u64(17);
     let inputs = planted(layout, layout.stride(size_of::<T>()), &mut rng);
@@ -215,9 +234,21 @@ fn rows_of_a_block_each<T: Float>(layout: &Layout) {
         .iter()
         .flat_map(|(_, row)| row.iter().map(|&x| T::from_f32(x)))
         .collect();
-    let shape = Shape::rows(inputs.len(), len);
-    let (plan, _) = reducer.plan_each::<T, Max>(&shape);
-    assert_eq!(plan.kernel, ShapeKernel::RowsBlock, "{}", layout.name);
+    let offsets: Vec<usize> = (0..=inputs.len()).map(|row| row * len).collect();
+    let shape = match kernel {
+        ShapeKernel::RowsWarp => Shape::segments(&offsets),
+        _ => Shape::rows(inputs.len(), len),
+    };
+    for (op, planned) in [
+        ("max", reducer.plan_each::<T, Max>(&shape).0),
+        ("argmax", reducer.plan_each::<T, ArgMax>(&shape).0),
+    ] {
+        assert_eq!(planned.kernel, kernel, "{} ({op})", layout.name);
+        if kernel == ShapeKernel::RowsWarp {
+            // The lanes a row: the plants' stride is that many lanes' groups.
+            assert_eq!(planned.split, layout.threads, "{} ({op})", layout.name);
+        }
+    }
     let argmax = reducer.reduce_each(ArgMax, &matrix, shape).unwrap();
     let argmin = reducer.reduce_each(ArgMin, &matrix, shape).unwrap();
     let max = reducer.reduce_each(Max, &matrix, shape).unwrap();
@@ -289,24 +320,26 @@ fn f32_column_extremes_compare_each_lanes_extreme_as_the_order_rules_say() {
 #[test]
 fn bf16_extremes_skip_and_search_groups_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<bf16>();
-    rows_of_a_block_each::<bf16>(&BLOCK_PER_ROW);
+    rows_each::<bf16>(&BLOCK_PER_ROW, ShapeKernel::RowsBlock);
 }
 
 #[test]
 fn f16_extremes_skip_and_search_groups_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<f16>();
-    rows_of_a_block_each::<f16>(&BLOCK_PER_ROW);
+    rows_each::<f16>(&BLOCK_PER_ROW, ShapeKernel::RowsBlock);
 }
 
 #[test]
 fn f32_extremes_skip_groups_by_max_f32_as_the_order_rules_say() {
     whole_arrays_in_one_small_block::<f32>();
-    rows_of_a_block_each::<f32>(&BLOCK_PER_ROW);
+    rows_each::<f32>(&BLOCK_PER_ROW, ShapeKernel::RowsBlock);
+    rows_each::<f32>(&WARP_PER_SEGMENT, ShapeKernel::RowsWarp);
 }
 
-/// `f64` has no fast group key: a block per row takes its groups by the best key lane by lane
-/// (`BY_BEST_KEY`), and searches each winner at once.
+/// `f64` has no fast group key: a block or a warp per row takes its groups by the best key lane
+/// by lane (`BY_BEST_KEY`), and searches each winner at once.
 #[test]
 fn f64_arg_rows_of_a_block_search_groups_by_their_best_key() {
-    rows_of_a_block_each::<f64>(&BLOCK_PER_ROW_F64);
+    rows_each::<f64>(&BLOCK_PER_ROW_F64, ShapeKernel::RowsBlock);
+    rows_each::<f64>(&WARP_PER_SEGMENT_F64, ShapeKernel::RowsWarp);
 }

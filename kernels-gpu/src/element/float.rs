@@ -195,7 +195,8 @@ macro_rules! float_element {
 }
 // `by_maximum` (the second-to-last argument): whether max and min go by `max`/`min` and a NaN
 // test rather than by keys (`float_extremes!`): a group's best key (`Element::largest_key`;
-// their arg twins keep the tree, `Element::ARG_SKIPS_GROUPS`, but in a block per row), a column lane's
+// their arg twins keep the tree, `Element::ARG_SKIPS_GROUPS`, but in a block or a warp per
+// row), a column lane's
 // (`lane_largest_key`) and the combine (`max_of`). Not for `f64`: its two lanes a vector save
 // little, its whole-array argmax then needed 69 registers where 64 let blocks of 1024 threads
 // run (47 by keys), and a first cut of its combine by `max.f64` took more registers

@@ -75,7 +75,7 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     /// measured both ways by kernel when they skipped (H100, `docs/runs/2026-11-27-b/`:
     /// 64 × 128256 rows 25.8 → 21.9 µs, segments of ~300 62.2 → 53.8, but 16384 × 4096 rows
     /// 94.5 → 116.4 and the whole 2^28 array 353.0 → 364.5), and keep the tree — except in a
-    /// block per row, which takes every type's groups by their best key
+    /// block or a warp per row, which take every type's groups by their best key
     /// ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)'s
     /// `BY_BEST_KEY`).
     const ARG_SKIPS_GROUPS: bool = false;
@@ -83,8 +83,8 @@ pub trait Element: Value + PartialEq + sealed::Sealed {
     /// the type finds it faster than lane by lane (the 16-bit floats: two lanes an
     /// instruction; `f32`: `max.f32`, a lane an instruction), else `None`. Max skips, on its
     /// word, the groups of vectors that cannot beat a thread's running best, and so does
-    /// argmax where [`ARG_SKIPS_GROUPS`](Element::ARG_SKIPS_GROUPS) says, and in a block per
-    /// row ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)).
+    /// argmax where [`ARG_SKIPS_GROUPS`](Element::ARG_SKIPS_GROUPS) says, and in a block or a
+    /// warp per row ([`Reduction::accumulate_group`](crate::ops::Reduction::accumulate_group)).
     #[inline(always)]
     fn largest_key<const K: usize>(_vectors: &[Self::Vector16; K]) -> Option<Self::Key> {
         None

@@ -191,9 +191,9 @@ macro_rules! arg_op {
                 match best {
                     // Searched at once: a thread's first group (every lane of a warp has it at
                     // once, so the search diverges nowhere, and a thread with one group needs
-                    // no reload), and a block per row's later winner for the types that skip
-                    // groups only there (the 16-bit floats keep deferring theirs to `resolve`,
-                    // as in the other kernels).
+                    // no reload), and a later winner in a block or a warp per row
+                    // (`BY_BEST_KEY`) for the types that skip groups only there (the 16-bit
+                    // floats keep deferring theirs to `resolve`, as in the other kernels).
                     Some(key)
                         if running.index == NO_INDEX
                             || (BY_BEST_KEY

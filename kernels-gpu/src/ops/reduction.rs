@@ -31,7 +31,8 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// the vectors' values as a tree, then [`accumulate`](Reduction::accumulate); max, min and
     /// the arg operators skip that where the element type finds the group's extreme key fast
     /// ([`Element::largest_key`]). `BY_BEST_KEY`: the kernel's threads read few groups each
-    /// (`rows_block`'s and `rows_warp`'s rows: often one), so the arg operators take every
+    /// (`rows_block`'s rows: often one group a thread; `rows_warp`'s lanes: a few), so the arg
+    /// operators take every
     /// type's groups by their best key and search the lane at once, not only the types that
     /// skip groups everywhere ([`Element::ARG_SKIPS_GROUPS`]); the other operators ignore it.
     #[inline(always)]
@@ -45,14 +46,16 @@ pub trait Reduction<T: Element>: Copy + Send + Sync + 'static {
     /// Whether a thread's walk issues its next group's loads before it folds this one
     /// ([`accumulate_group`](Reduction::accumulate_group)), so that they travel while it is
     /// folded: a second group of registers held through the fold, in the kernels that let it
-    /// (v8, whose shards' kernels share its walk; the row kernels not yet). Measured on the
+    /// (v8, whose shards' kernels share its walk, and `rows_split`; not `rows_warp` or
+    /// `rows_block`). Measured on the
     /// H100 against the plain walk, each as planned (`kernels-gpu/src/shapes/PROFILES.md`,
     /// "The vocabulary argmax instruction by instruction" for the experiment, "The prefetch
     /// kept for the 16-bit arg operators" for the product): the 16-bit floats' arg operators,
     /// whose folds are long integer work with the loads' first use at their head, gained (whole
-    /// bf16 argmax of 2^24 22.75 → 21.15 µs; in `rows_split`, not shipped, 64 vocabulary rows
-    /// 16.30 → 15.71); the other operators, whose folds are short, lost or stayed (whole `f32`
-    /// argmax of 2^28 352.9 → 360.2, segments of ~300 sums 45.5 → 56.1). Off for all but those.
+    /// bf16 argmax of 2^24 22.75 → 21.15 µs; in `rows_split`, 16 vocabulary rows 13.17 → 11.06,
+    /// 64 rows 16.34 → 15.76, `docs/runs/2026-12-07/`); the other operators, whose folds are
+    /// short, lost or stayed (whole `f32` argmax of 2^28 352.9 → 360.2, segments of ~300 sums
+    /// 45.5 → 56.1). Off for all but those.
     const PREFETCH_GROUPS: bool = false;
     /// Lane `lane` of `K` vectors combined, in order: the column kernel's group of loads down
     /// one column (vector `j`'s lane is element `index(j)`, increasing with `j`). Lifted and

@@ -55,9 +55,9 @@ pub fn reduce_rows_block<T: Element, R: Reduction<T>, const BLOCK: u32>(
         // module's docs). No loads issued early: with them (registers 40 → 55) the 16-bit arg
         // kernels gained on rows of 32 KiB and longer where rows outnumber the resident
         // blocks (H100, calls 72–73, µs: 1024 × 32768 35.02 → 30.32, 1024 × 16384 20.34 →
-        // 19.01) but lost on planned rows that fit one wave (1000 × 8192 12.51 → 13.02, 512 ×
-        // 16384 12.42 → 12.83) and on 16 KiB rows (16384 × 8192 113.41 → 119.55): one kernel
-        // cannot have both.
+        // 19.01) but lost on 16 KiB rows (1000 × 8192 12.51 → 13.02, 16384 × 8192 113.41 →
+        // 119.55) and on rows that fit one wave (512 × 16384 12.42 → 12.83): one kernel cannot
+        // have both.
         const BY_BEST_KEY: bool = true;
         const MAY_PREFETCH: bool = false;
         let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(

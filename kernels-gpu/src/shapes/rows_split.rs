@@ -60,9 +60,10 @@ pub fn reduce_rows_split<T: Element, R: Reduction<T>, const BLOCK: u32>(
     // Many groups a thread, each taken as it comes, the next group's loads issued before this
     // one is folded where the operator asks (the 16-bit arg operators). Its registers (32 → 47)
     // halve the blocks an SM holds, and the planner's waves with them; every plan, moved or
-    // not, gained on the H100 (call 72, µs): 16 vocabulary rows 13.17 → 11.06 (16 blocks a row
-    // where 32), 64 rows 16.34 → 15.76, 2 × 2^20 12.51 → 11.36; 150 rows of 128 KiB now get a
-    // block each, 19.12 → 14.05 (`shapes/PROFILES.md`, "Loads in flight for the row kernels").
+    // not, gained or held on the H100 (call 72, µs): 16 vocabulary rows 13.17 → 11.06 (16
+    // blocks a row where 32), 64 rows 16.34 → 15.76, 2 × 2^20 12.51 → 11.36, 8 rows 9.79 →
+    // 9.81; 150 rows of 128 KiB now get a block each, 19.12 → 14.50 (`shapes/PROFILES.md`,
+    // "Loads in flight for the row kernels").
     const BY_BEST_KEY: bool = false;
     const MAY_PREFETCH: bool = true;
     let acc = thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(

@@ -84,8 +84,9 @@ use crate::versions::reduce_v7_warp_shuffle::block_reduce_shuffle;
 /// caller's threads read few groups each, and the arg operators take every type's groups by
 /// their best key ([`Reduction::accumulate_group`]). `MAY_PREFETCH`: the caller lets the
 /// operators that ask for it issue their next group's loads early (v8, the shards and
-/// `rows_split` do; `rows_warp` and `rows_block` say no: the registers cost their short rows
-/// more than the loads in flight gained).
+/// `rows_split` do; `rows_warp` says no, its registers cost short rows more than the loads
+/// gained; `rows_block` too, it lost on 16 KiB rows and on rows that fit one wave, and gained
+/// on many rows of 32–64 KiB).
 #[inline(always)]
 pub(crate) fn thread_reduce_vectorized<
     T: Element,

@@ -24,13 +24,15 @@ pub const WARP_ROW_BYTES: usize = 4 * 1024;
 pub const EXTREME_WARP_ROW_BYTES: usize = 8 * 1024;
 
 /// Rows of at most this many bytes go to a warp each for argmin and argmax when there are
-/// enough of them to give a quarter of the warps the GPU holds a row (fewer such rows, longer
-/// than [`EXTREME_WARP_ROW_BYTES`]: a block each); for 4- and 8-byte values only below
+/// enough of them to give a quarter of the warps the GPU holds a row (from
+/// [`ARG_FULL_WARPS_ROW_BYTES`] on, every warp; fewer such rows, longer than
+/// [`EXTREME_WARP_ROW_BYTES`]: a block each); for 4- and 8-byte values only below
 /// [`ARG_BLOCK_ROW_BYTES`]. Min and argmin were not timed;
 /// they take the rules of max and argmax, whose code they share.
 /// Measured on the H100 (µs, a warp / a block): `bf16` argmax 32768 × 4096 (8 KiB) 148.1 /
 /// 231.1, 16384 × 8192 141.5 / 170.8, 8192 × 16384 136.3 / 151.3, 4096 × 32768 (64 KiB)
-/// 126.4 / 139.6, but 2048 × 16384 42.1 / 43.1 (`docs/runs/2026-11-26-c/`).
+/// 126.4 / 139.6, but 2048 × 16384 42.1 / 43.1 (`docs/runs/2026-11-26-c/`; kernels of that day:
+/// with today's, 4096 × 32768 takes 104.32 / 103.28, `docs/runs/2026-12-07/`).
 pub const ARG_WARP_ROW_BYTES: usize = 64 * 1024;
 
 /// Rows of at least this many bytes go to a block each for argmin and argmax of the other types
@@ -49,15 +51,16 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
     ShapeKernel::RowsBlock.block() as usize * VECTORS_IN_FLIGHT * elements_per_vector(1);
 
 /// Rows of at least this many bytes of the 16-bit floats go to a warp each for argmin and argmax
-/// only where they outnumber the warps the GPU holds of `RowsWarp` (a quarter of them will do
-/// for shorter rows, up to [`ARG_WARP_ROW_BYTES`]): fewer rows leave warps without a row, where
-/// a block per row fills the SMs. Measured on the H100, whose 132 SMs hold 5280 warps of
+/// only where there are at least as many as the warps the GPU holds of `RowsWarp` (a quarter
+/// of them will do for shorter rows, up to [`ARG_WARP_ROW_BYTES`]): fewer rows leave warps
+/// without a row, where a block per row fills the SMs. Measured on the H100, whose 132 SMs hold 5280 warps of
 /// `rows_warp_bf16_argmax` (µs, a warp / a block, `docs/runs/2026-12-07/call73_line_*.log`):
 /// `bf16` argmax 2048 × 16384 (32 KiB) 35.47 / 32.14, 2048 × 32768 56.58 / 55.18, 4096 × 24576
 /// 81.95 / 79.74, 4096 × 32768 104.32 / 103.28, `f16` argmin 2048 × 32768 57.07 / 55.15; but
 /// with 8192 rows, `bf16` argmax 8192 × 16384 104.21 / 107.12 and `f16` argmin 104.14 / 108.59.
 /// Shorter rows keep the warp from a quarter of the warps on (8192 × 12288, 24 KiB: 82.90 /
-/// 92.78). Timed as planned (`call74_line_r2.log`): 3072 × 16384 45.22 / 44.46, 6144 × 16384
+/// 92.78; rows of 16–32 KiB between a quarter and all of the warps, e.g. 2048 × 8192, are not
+/// measured). Timed as planned (`call74_line_r2.log`): 3072 × 16384 45.22 / 44.46, 6144 × 16384
 /// 80.46 / 82.16; the rule misses at 4096 rows of exactly 32 KiB, where a warp each was ahead
 /// (56.82 / 57.26, `f16` argmin 56.61 / 57.81): there the line lies between 3072 and 4096 rows.
 pub const ARG_FULL_WARPS_ROW_BYTES: usize = 2 * ARG_BLOCK_ROW_BYTES;
@@ -177,9 +180,9 @@ pub const ARG_SPLIT_WAVE_DIVISOR: usize = 4;
 /// which costs little where one a row is faster) was fastest or within 3% on every long row
 /// measured. A block per SM counted by the SMs ([`Wave::multiprocessors`]), not as a share of
 /// the wave, so that the rule holds when the kernel's registers change: the next group's loads
-/// kept in flight across a group's fold (`Reduction::PREFETCH_GROUPS`, not yet in
-/// `rows_split`) take them from 32 to 47, two blocks an SM where four fit, and a quarter of that
-/// wave gave 16 × 2^22 bf16 4 blocks a row (68.5 µs) where 8, a block per SM, took 57.1
+/// kept in flight across a group's fold (`Reduction::PREFETCH_GROUPS`, in `rows_split` since
+/// `docs/runs/2026-12-07/`) take them from 32 to 47, two blocks an SM where four fit, and a
+/// quarter of that wave gave 16 × 2^22 bf16 4 blocks a row (68.5 µs) where 8, a block per SM, took 57.1
 /// (`docs/runs/2026-11-28-b/`, call 60). On the H100
 /// (`call42_tiles.log`, µs by
 /// blocks per row): bf16 argmax 64 × 2^20, 2: 58.5, 4: 60.9, 8: 74.8, 16 (these tiles): 65.3;
