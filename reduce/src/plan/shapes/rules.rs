@@ -53,8 +53,9 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
 /// Rows of at least this many bytes of the 16-bit floats go to a warp each for argmin and argmax
 /// only where there are at least as many as the warps the GPU holds of `RowsWarp` (a quarter
 /// of them will do for shorter rows, up to [`ARG_WARP_ROW_BYTES`]): fewer rows leave warps
-/// without a row, where a block per row fills the SMs. Measured on the H100, whose 132 SMs hold 5280 warps of
-/// `rows_warp_bf16_argmax` (µs, a warp / a block, `docs/runs/2026-12-07/call73_line_*.log`):
+/// without a row, where a block per row fills the SMs. Measured on the H100, whose 132 SMs
+/// hold 5280 warps of `rows_warp_bf16_argmax` (µs, a warp / a block,
+/// `docs/runs/2026-12-07/call73_line_*.log`):
 /// `bf16` argmax 2048 × 16384 (32 KiB) 35.47 / 32.14, 2048 × 32768 56.58 / 55.18, 4096 × 24576
 /// 81.95 / 79.74, 4096 × 32768 104.32 / 103.28, `f16` argmin 2048 × 32768 57.07 / 55.15; but
 /// with 8192 rows, `bf16` argmax 8192 × 16384 104.21 / 107.12 and `f16` argmin 104.14 / 108.59.
