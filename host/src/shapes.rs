@@ -102,6 +102,20 @@ impl ShapeSpec {
     }
 }
 
+/// What `plan`'s split is, as the line naming its launch says it (", 8 lanes per row"): the
+/// split counts lanes, blocks or bands by kernel ([`ShapePlan::split`]); nothing where it is 1,
+/// or where it is the grid already printed (`ColumnsNarrow`).
+pub fn split_label(plan: &ShapePlan) -> String {
+    let split = plan.split;
+    match plan.kernel {
+        _ if split <= 1 => String::new(),
+        ShapeKernel::RowsWarp => format!(", {split} lanes per row"),
+        ShapeKernel::RowsSplit => format!(", {split} blocks per row"),
+        ShapeKernel::Columns => format!(", rows in {split} bands"),
+        ShapeKernel::RowsBlock | ShapeKernel::ColumnsNarrow => String::new(),
+    }
+}
+
 /// Upper bound on the additions any element of a result goes through in `plan`'s kernel, for
 /// the float error bound (see `reduce_rs::plan::additions_per_element`).
 pub fn additions(plan: &ShapePlan, len: usize) -> u64 {
@@ -390,14 +404,7 @@ fn run_case_typed<T: HostElement, O: Checked<T> + Default>(
         run.kernel,
         launch.grid,
         launch.block,
-        if run.plan.split > 1 {
-            match spec {
-                ShapeSpec::Columns { .. } => format!(", rows in {} bands", run.plan.split),
-                _ => format!(", {} blocks per row", run.plan.split),
-            }
-        } else {
-            String::new()
-        }
+        split_label(&run.plan)
     );
     if let Some(ms) = run.gpu_ms {
         let bytes = (input.len() * size_of::<T>()) as f64;

@@ -562,3 +562,37 @@ fn rows_in_the_reproducible_mode_run_the_reproducible_row_kernels() {
         assert!(text.contains("PASS"), "{text}");
     }
 }
+
+#[test]
+fn the_launch_line_names_what_each_kernel_splits() {
+    // 300 rows of 5 `f32`: lanes of a warp a row; 2 rows of 80 KB: blocks a row; the
+    // columns of 700 × 1024: bands of rows.
+    for (extra, kernel, split) in [
+        (
+            &["--rows", "300", "--n", "1500"][..],
+            "rows_warp_f32_sum",
+            "lanes per row",
+        ),
+        (
+            &["--rows", "2", "--n", "40000"][..],
+            "rows_split_f32_sum",
+            "blocks per row",
+        ),
+        (
+            &["--rows", "700", "--n", "716800", "--columns"][..],
+            "columns_f32_sum",
+            "bands",
+        ),
+    ] {
+        let mut args = vec!["v8", "--backend", "sim"];
+        args.extend_from_slice(extra);
+        let output = reduce_rs(&args);
+        let text = stdout(&output);
+        assert!(output.status.success(), "{text}{}", stderr(&output));
+        let line = text
+            .lines()
+            .find(|line| line.contains(&format!("kernel {kernel}")))
+            .unwrap_or_else(|| panic!("no launch line of {kernel}: {text}"));
+        assert!(line.contains(split), "{line}");
+    }
+}
