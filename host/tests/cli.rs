@@ -565,13 +565,13 @@ fn rows_in_the_reproducible_mode_run_the_reproducible_row_kernels() {
 
 #[test]
 fn the_launch_line_names_what_each_kernel_splits() {
-    // 300 rows of 5 `f32`: lanes of a warp a row; 2 rows of 80 KB: blocks a row; the
+    // 300 rows of 128 `f32`: 4 lanes of a warp a row; 2 rows of 80 KB: blocks a row; the
     // columns of 700 × 1024: bands of rows.
     for (extra, kernel, split) in [
         (
-            &["--rows", "300", "--n", "1500"][..],
+            &["--rows", "300", "--n", "38400"][..],
             "rows_warp_f32_sum",
-            "lanes per row",
+            "4 lanes per row",
         ),
         (
             &["--rows", "2", "--n", "40000"][..],
