@@ -2,7 +2,7 @@
 //! column reductions with more bands than whole runs of rows (the first bands of a tile then
 //! hold no rows: `kernels_gpu::shapes::columns::band_rows`), narrow matrices by either column
 //! kernel and any grid, and rows or segments read by every power of two of lanes per row
-//! (`rows_warp`, on the planner's grid).
+//! (`rows_warp`, its grid scaled with the lanes; for the bf16 argmax too).
 //! Each launch is the planner's with its split replaced, run as the library would run it
 //! (`Reducer::reduce_each_planned`); every column's sum (small integers: exact in any order) is checked,
 //! in the plain and the reproducible mode.
@@ -166,6 +166,52 @@ fn every_power_of_two_of_lanes_reads_every_row() {
                 got, want,
                 "segments, {lanes} lanes (reproducible: {reproducible_mode})"
             );
+        }
+    }
+}
+
+#[test]
+fn every_power_of_two_of_lanes_finds_each_rows_bf16_argmax() {
+    // The 16-bit floats' arg kernel skips a group of loads by its best key and merges its
+    // lanes' (key, index) pairs by shuffles: each width, over 37 rows of 203 whose largest
+    // value sits once at a different column of each row (ties to the first elsewhere) and over
+    // segments of 0 to 400 elements.
+    use half::bf16;
+    use reduce_rs::ops::ArgMax;
+    let (rows, cols) = (37, 203);
+    let mut input: Vec<bf16> = small_integers(rows * cols)
+        .into_iter()
+        .map(bf16::from_f32)
+        .collect();
+    for r in 0..rows {
+        input[r * cols + (r * 17) % cols] = bf16::from_f32(100.0);
+    }
+    let offsets = [0, 0, 5, 400, 401, 700, 700, 1003];
+    let first_max = |row: &[bf16]| {
+        let best = row.iter().copied().fold(bf16::NEG_INFINITY, bf16::max);
+        row.iter().position(|&x| x == best).map(|i| (i, best))
+    };
+    let reducer = Reducer::simulator();
+    for (shape, starts) in [
+        (
+            Shape::rows(rows, cols),
+            (0..=rows).map(|r| r * cols).collect::<Vec<_>>(),
+        ),
+        (Shape::segments(&offsets), offsets.to_vec()),
+    ] {
+        let len = *starts.last().unwrap();
+        let (plan, _) = reducer.plan_each::<bf16, ArgMax>(&shape);
+        assert_eq!(plan.kernel, ShapeKernel::RowsWarp);
+        let want: Vec<_> = starts
+            .windows(2)
+            .map(|w| first_max(&input[w[0]..w[1]]))
+            .collect();
+        for lanes in [1, 2, 4, 8, 16, 32] {
+            let plan = plan.with_split(lanes).expect("a power of two of lanes");
+            let got = reducer
+                .reduce_each_planned(ArgMax, &input[..len], shape, plan)
+                .expect("the simulator runs the launch");
+            assert_eq!(got, want, "{shape:?}, {lanes} lanes");
         }
     }
 }

@@ -50,8 +50,10 @@ pub struct ShapePlan {
 
 impl ShapePlan {
     /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`),
-    /// blocks (`ColumnsNarrow`) or lanes per row (`RowsWarp`, a power of two up to 32, on the
-    /// same grid: the warps loop over the rows) instead of the planner's, for a benchmark that
+    /// blocks (`ColumnsNarrow`) or lanes per row (`RowsWarp`, a power of two up to 32, on a
+    /// grid grown or shrunk with the rows a block holds at once, as the planner's would be but
+    /// for its cap of four waves: on the same grid, more lanes a row would only make the same
+    /// warps take their rows one after another) instead of the planner's, for a benchmark that
     /// measures which split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
     /// (or no power of two for `RowsWarp`, or no multiple of the odd part of the column count
     /// for `ColumnsNarrow`), for no rows or columns (`RowsWarp` excepted: its
@@ -77,15 +79,34 @@ impl ShapePlan {
     /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, h100(8));
     /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
     /// let fewer_lanes = short.with_split(8).unwrap();
-    /// assert_eq!((fewer_lanes.split, fewer_lanes.launch), (8, short.launch));
+    /// assert_eq!((fewer_lanes.split, fewer_lanes.launch.grid), (8, short.launch.grid / 2));
+    /// assert_eq!(short.with_split(32).unwrap().launch.grid, short.launch.grid * 2);
     /// assert!(short.with_split(6).is_none() && short.with_split(64).is_none());
+    /// assert!(short.with_split(0).is_none());
     /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, h100(2)).with_split(2).is_none());
     /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, h100(8)).with_split(2).is_none());
     /// ```
     pub fn with_split(self, split: usize) -> Option<ShapePlan> {
         if self.kernel == ShapeKernel::RowsWarp {
             let lanes = split.is_power_of_two() && split <= WARP_SIZE as usize;
-            return (lanes && self.launch.grid > 0).then_some(ShapePlan { split, ..self });
+            if !lanes || self.launch.grid == 0 {
+                return None;
+            }
+            // Both powers of two: the grid scales by an exact power of two, up or down.
+            let grid = u64::from(self.launch.grid);
+            let grid = if split >= self.split {
+                grid * (split / self.split.max(1)) as u64
+            } else {
+                grid.div_ceil((self.split / split) as u64)
+            };
+            return (grid <= MAX_GRID).then_some(ShapePlan {
+                launch: LaunchGrid {
+                    grid: grid as u32,
+                    ..self.launch
+                },
+                split,
+                ..self
+            });
         }
         let free = matches!(
             self.kernel,
