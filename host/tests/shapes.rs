@@ -52,7 +52,8 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
         ),
         // Rows of just under 16 KiB of f32, as many as a quarter of the simulated GPU's warps: a
         // warp per row for argmin and argmax of 2- and 4-byte values (their rule's second
-        // branch), a block for the others (and for the 8-byte values' arg rows, 32 KiB).
+        // branch; a whole warp each, as few rows), a block for the others (and for the 8-byte
+        // values' arg rows, 32 KiB).
         (
             "rows_64x4003",
             ShapeSpec::Rows {
@@ -74,7 +75,30 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: (1 << 20) + 3,
             },
         ),
-        // Short rows, several per warp: 1 lane per row (5 elements), 4 (37 f32), 16 (130 f32).
+        // Short rows, several per warp, as many as keep a quarter of the simulated GPU's lanes
+        // busy (`FEW_LANES_DIVISOR`): 1 lane per row (5 elements), 1 to 8 (37), 1 to 32 (130);
+        // fewer such rows get more lanes each (8 for 300 rows, 32 for 100 and 50).
+        (
+            "rows_1100x5",
+            ShapeSpec::Rows {
+                rows: 1100,
+                cols: 5,
+            },
+        ),
+        (
+            "rows_1100x37",
+            ShapeSpec::Rows {
+                rows: 1100,
+                cols: 37,
+            },
+        ),
+        (
+            "rows_1100x130",
+            ShapeSpec::Rows {
+                rows: 1100,
+                cols: 130,
+            },
+        ),
         ("rows_300x5", ShapeSpec::Rows { rows: 300, cols: 5 }),
         (
             "rows_100x37",

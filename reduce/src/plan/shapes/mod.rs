@@ -20,11 +20,11 @@ mod tests;
 
 pub use rules::{
     ARG_BAND_WAVE_DIVISOR, ARG_BLOCK_ROW_BYTES, ARG_FULL_WARPS_ROW_BYTES, ARG_WARP_ROW_BYTES,
-    EXTREME_WARP_ROW_BYTES, FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD,
+    EXTREME_WARP_ROW_BYTES, FEW_LANES_DIVISOR, FEW_RUNS_PER_BAND, Family, MAX_BANDS_PER_THREAD,
     NARROW_ANY_WIDTH_ELEMENT, NARROW_COLUMNS, NARROW_FLAT_ROWS, NARROW_PARTIALS,
     REPRODUCIBLE_VECTORS_PER_LANE, REPRODUCIBLE_WARP_ROW_BYTES, RUNS_PER_BAND, SPLIT_MIN_VECTORS,
-    SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, WARP_ROW_BYTES, lane_vectors, lanes_per_row,
-    narrow_columns, warp_per_row,
+    SPLIT_ROW_BYTES, SPLIT_TILE_VECTORS, SPREAD_LANES_DIVISOR, WARP_ROW_BYTES, lane_vectors,
+    lanes_per_row, narrow_columns, warp_per_row,
 };
 
 /// One launch of a shape kernel.
@@ -389,11 +389,11 @@ pub(crate) fn plan_layout(
             counters,
         }
     };
-    // Groups of `lanes_per_row` lanes, `32 / lanes_per_row` rows per warp at a time; a grid of
-    // at most four waves, whose warps then take the next rows.
+    // Groups of `lanes` lanes (`Family::lanes_for_rows`), `32 / lanes` rows per warp at a time;
+    // a grid of at most four waves, whose warps then take the next rows.
     let rows_warp = |rows: usize, row_bytes: usize| {
         let kernel = ShapeKernel::RowsWarp;
-        let lanes = family.lanes_per_row(op, sizes.element, row_bytes);
+        let lanes = family.lanes_for_rows(op, sizes.element, row_bytes, rows, warps_of(kernel));
         let rows_per_block =
             (block(kernel) as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
         let grid = (rows.div_ceil(rows_per_block) as u64).min(blocks_of(kernel) * 4);

@@ -60,8 +60,9 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
 /// 81.95 / 79.74, 4096 × 32768 104.32 / 103.28, `f16` argmin 2048 × 32768 57.07 / 55.15; but
 /// with 8192 rows, `bf16` argmax 8192 × 16384 104.21 / 107.12 and `f16` argmin 104.14 / 108.59.
 /// Shorter rows keep the warp from a quarter of the warps on (8192 × 12288, 24 KiB: 82.90 /
-/// 92.78; rows of 16–32 KiB between a quarter and all of the warps, e.g. 2048 × 8192, are not
-/// measured). Timed as planned (`call74_line_r2.log`): 3072 × 16384 45.22 / 44.46, 6144 × 16384
+/// 92.78), with more lanes where they are few ([`FEW_LANES_DIVISOR`]; before, at 8 lanes, the
+/// block won: 2048 × 8192 31.14 / 19.28, now 17.60 at 32 lanes; 4096 × 8192 31.34 / 32.50,
+/// 2048 × 12288 24.13 / 29.12, `docs/runs/2026-12-07-b/call76_ab_lanes_r2.log`). Timed as planned (`call74_line_r2.log`): 3072 × 16384 45.22 / 44.46, 6144 × 16384
 /// 80.46 / 82.16; the rule misses at 4096 rows of exactly 32 KiB, where a warp each was ahead
 /// (56.82 / 57.26, `f16` argmin 56.61 / 57.81): there the line lies between 3072 and 4096 rows.
 pub const ARG_FULL_WARPS_ROW_BYTES: usize = 2 * ARG_BLOCK_ROW_BYTES;
@@ -345,7 +346,66 @@ impl Family {
     pub fn lanes_per_row(self, op: OpKind, element_bytes: usize, row_bytes: usize) -> usize {
         lanes_for(row_bytes, lane_vectors(self, op, element_bytes))
     }
+
+    /// Lanes that share each of `rows` rows of `row_bytes` bytes in `rows_warp`, on a GPU that
+    /// holds `warps` warps of it at once: [`Family::lanes_per_row`]'s count, but in the plain
+    /// kernels, where the rows at that count would keep fewer than a
+    /// [`FEW_LANES_DIVISOR`]th of the lanes busy, doubled (up to a whole warp) until they
+    /// keep a [`SPREAD_LANES_DIVISOR`]th busy. The reproducible twins were not measured so.
+    ///
+    /// ```
+    /// use reduce_rs::OpKind;
+    /// use reduce_rs::plan::shapes::Family;
+    /// // An H100 holds 5280 warps of `rows_warp_bf16_argmax` (40 an SM at its registers).
+    /// let (plain, h100) = (Family::Plain, 5280);
+    /// let lanes = |rows, row_bytes| plain.lanes_for_rows(OpKind::ArgMax, 2, row_bytes, rows, h100);
+    /// assert_eq!(lanes(16384, 8192 * 2), 8); // lanes_per_row's count: the rows fill the GPU
+    /// assert_eq!(lanes(8192, 8192 * 2), 8); // 65536 lanes: a quarter of 168960 at least
+    /// assert_eq!(lanes(4096, 8192 * 2), 32); // 32768 lanes: doubled past half
+    /// assert_eq!(lanes(8192, 4096 * 2), 16);
+    /// let repro = Family::Reproducible.lanes_for_rows(OpKind::Sum, 4, 512 * 4, 10, h100);
+    /// assert_eq!(repro, 4);
+    /// ```
+    pub fn lanes_for_rows(
+        self,
+        op: OpKind,
+        element_bytes: usize,
+        row_bytes: usize,
+        rows: usize,
+        warps: usize,
+    ) -> usize {
+        let lanes = self.lanes_per_row(op, element_bytes, row_bytes);
+        let resident_lanes = warps * WARP_SIZE as usize;
+        let busy = |lanes: usize| rows.saturating_mul(lanes);
+        if self == Family::Reproducible || busy(lanes) >= resident_lanes / FEW_LANES_DIVISOR {
+            return lanes;
+        }
+        let mut lanes = lanes;
+        while lanes < WARP_SIZE as usize && busy(lanes) < resident_lanes / SPREAD_LANES_DIVISOR {
+            lanes *= 2;
+        }
+        lanes
+    }
 }
+
+/// Rows whose lanes at [`lanes_per_row`]'s count would keep fewer than this share (one in
+/// four) of the lanes the GPU holds of `rows_warp` busy get more lanes each
+/// ([`Family::lanes_for_rows`]): a warp's lanes then wait on few loads, and a row's lanes
+/// issue them side by side. Measured on the H100 (`docs/runs/2026-12-07-b/call76_ab_*_r2.log`,
+/// µs, `lanes_per_row`'s count → the lanes that fill half the GPU, planned kernels): bf16
+/// argmax 2048 × 8192 (16 KiB) 8 → 32 lanes 31.14 → 17.60 (a block each 19.28), 4096 × 8192
+/// 8 → 32 35.95 → 31.34 (a block 32.50), 2048 × 4096 4 → 32 30.98 → 11.89, 8192 × 4096 4 → 16
+/// 36.93 → 31.42, 2048 × 12288 16 → 32 28.59 → 24.13, `f16` argmin 2048 × 8192 31.57 → 17.73,
+/// segments of ~8000 bf16, 2000 of them, 55.09 → 22.64 (a block each 24.05); `f32` argmax 2000 ×
+/// 1000 16 → 32 10.14 → 9.30, sum 1000 × 512 5.34 → 4.99, 300 × 128 4 → 32 4.27 → 4.06. But
+/// rows that already kept a quarter busy lost by doubling: 8192 × 8192 8 → 16 55.65 → 57.20,
+/// 4096 × 12288 16 → 32 43.55 → 45.04 — they keep their count.
+pub const FEW_LANES_DIVISOR: usize = 4;
+
+/// The share of the lanes the GPU holds of `rows_warp` (one in two) that rows with too few
+/// lanes ([`FEW_LANES_DIVISOR`]) are given lanes to fill: every case above was measured with
+/// its lanes doubled until it filled half (or reached a warp).
+pub const SPREAD_LANES_DIVISOR: usize = 2;
 
 /// Lanes that share one row of `row_bytes` bytes of `element_bytes`-byte elements in
 /// `rows_warp` (the plain kernels): a power of two from 1 to 32, so that each lane has about
