@@ -62,8 +62,9 @@ pub const ARG_BLOCK_ROW_BYTES: usize =
 /// Shorter rows keep the warp from a quarter of the warps on (8192 × 12288, 24 KiB: 82.90 /
 /// 92.78), with more lanes where they are few ([`FEW_LANES_DIVISOR`]; before, at 8 lanes, the
 /// block won: 2048 × 8192 31.14 / 19.28, now 17.60 at 32 lanes; 4096 × 8192 31.34 / 32.50,
-/// 2048 × 12288 24.13 / 29.12, `docs/runs/2026-12-07-b/call76_ab_lanes_r2.log`). Timed as planned (`call74_line_r2.log`): 3072 × 16384 45.22 / 44.46, 6144 × 16384
-/// 80.46 / 82.16; the rule misses at 4096 rows of exactly 32 KiB, where a warp each was ahead
+/// 2048 × 12288 24.13 / 29.12, `docs/runs/2026-12-07-b/call76_ab_lanes_r2.log`). Timed as
+/// planned (`call74_line_r2.log`): 3072 × 16384 45.22 / 44.46, 6144 × 16384 80.46 / 82.16;
+/// the rule misses at 4096 rows of exactly 32 KiB, where a warp each was ahead
 /// (56.82 / 57.26, `f16` argmin 56.61 / 57.81): there the line lies between 3072 and 4096 rows.
 pub const ARG_FULL_WARPS_ROW_BYTES: usize = 2 * ARG_BLOCK_ROW_BYTES;
 
@@ -358,7 +359,7 @@ impl Family {
     /// use reduce_rs::plan::shapes::Family;
     /// // An H100 holds 5280 warps of `rows_warp_bf16_argmax` (40 an SM at its registers).
     /// let (plain, h100) = (Family::Plain, 5280);
-    /// let lanes = |rows, row_bytes| plain.lanes_for_rows(OpKind::ArgMax, 2, row_bytes, rows, h100);
+    /// let lanes = |rows, bytes| plain.lanes_for_rows(OpKind::ArgMax, 2, bytes, rows, h100);
     /// assert_eq!(lanes(16384, 8192 * 2), 8); // lanes_per_row's count: the rows fill the GPU
     /// assert_eq!(lanes(8192, 8192 * 2), 8); // 65536 lanes: a quarter of 168960 at least
     /// assert_eq!(lanes(4096, 8192 * 2), 32); // 32768 lanes: doubled past half

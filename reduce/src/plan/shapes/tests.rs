@@ -156,7 +156,8 @@ fn rows_that_leave_most_warps_idle_spread_over_more_lanes() {
     let few = plan(&Shape::rows(2560, 8192), OpKind::ArgMax, bf16);
     assert_eq!((few.kernel, few.split), (ShapeKernel::RowsWarp, 32));
     assert_eq!(few.launch.grid, 2560 / 8);
-    // 8 KiB: 4 lanes; 16384 rows are a quarter (65536 lanes is not: doubled to 16, 262144).
+    // 8 KiB: 4 lanes; 16896 rows keep a quarter busy (67584 lanes), 16384 do not (65536):
+    // doubled to 8 (131072, still short of half) and to 16.
     let rows_8k = |rows| plan(&Shape::rows(rows, 4096), OpKind::ArgMin, bf16).split;
     assert_eq!(
         (rows_8k(16384), rows_8k(16896), rows_8k(16895)),
