@@ -177,6 +177,7 @@ fn every_power_of_two_of_lanes_finds_each_rows_bf16_argmax() {
     // value sits once at a different column of each row (ties to the first elsewhere) and over
     // segments of 0 to 400 elements.
     use half::bf16;
+    use host::reference::Checked;
     use reduce_rs::ops::ArgMax;
     let (rows, cols) = (37, 203);
     let mut input: Vec<bf16> = small_integers(rows * cols)
@@ -187,10 +188,6 @@ fn every_power_of_two_of_lanes_finds_each_rows_bf16_argmax() {
         input[r * cols + (r * 17) % cols] = bf16::from_f32(100.0);
     }
     let offsets = [0, 0, 5, 400, 401, 700, 700, 1003];
-    let first_max = |row: &[bf16]| {
-        let best = row.iter().copied().fold(bf16::NEG_INFINITY, bf16::max);
-        row.iter().position(|&x| x == best).map(|i| (i, best))
-    };
     let reducer = Reducer::simulator();
     for (shape, starts) in [
         (
@@ -204,7 +201,7 @@ fn every_power_of_two_of_lanes_finds_each_rows_bf16_argmax() {
         assert_eq!(plan.kernel, ShapeKernel::RowsWarp);
         let want: Vec<_> = starts
             .windows(2)
-            .map(|w| first_max(&input[w[0]..w[1]]))
+            .map(|w| <ArgMax as Checked<bf16>>::reference(&input[w[0]..w[1]]))
             .collect();
         for lanes in [1, 2, 4, 8, 16, 32] {
             let plan = plan.with_split(lanes).expect("a power of two of lanes");

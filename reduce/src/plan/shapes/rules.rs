@@ -375,13 +375,12 @@ impl Family {
         rows: usize,
         warps: usize,
     ) -> usize {
-        let lanes = self.lanes_per_row(op, element_bytes, row_bytes);
+        let mut lanes = self.lanes_per_row(op, element_bytes, row_bytes);
         let resident_lanes = warps * WARP_SIZE as usize;
         let busy = |lanes: usize| rows.saturating_mul(lanes);
         if self == Family::Reproducible || busy(lanes) >= resident_lanes / FEW_LANES_DIVISOR {
             return lanes;
         }
-        let mut lanes = lanes;
         while lanes < WARP_SIZE as usize && busy(lanes) < resident_lanes / SPREAD_LANES_DIVISOR {
             lanes *= 2;
         }
