@@ -565,11 +565,12 @@ fn rows_in_the_reproducible_mode_run_the_reproducible_row_kernels() {
 
 #[test]
 fn the_launch_line_names_what_each_kernel_splits() {
-    // 300 rows of 128 `f32`: 4 lanes of a warp a row; 2 rows of 80 KB: blocks a row; the
+    // 400 rows of 128 `f32`: 4 lanes of a warp a row (enough rows to keep a third of the
+    // simulator's lanes busy at 4, `FEW_LANES_DIVISOR`); 2 rows of 80 KB: blocks a row; the
     // columns of 700 × 1024: bands of rows.
     for (extra, kernel, split) in [
         (
-            &["--rows", "300", "--n", "38400"][..],
+            &["--rows", "400", "--n", "51200"][..],
             "rows_warp_f32_sum",
             "4 lanes per row",
         ),

@@ -75,27 +75,27 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
                 cols: (1 << 20) + 3,
             },
         ),
-        // Short rows, several per warp, as many as keep a quarter of the simulated GPU's lanes
+        // Short rows, several per warp, as many as keep a third of the simulated GPU's lanes
         // busy (`FEW_LANES_DIVISOR`): 1 lane per row (5 elements), 1 to 8 (37), 1 to 32 (130);
         // fewer such rows get more lanes each (8 for 300 rows, 32 for 100 and 50).
         (
-            "rows_1100x5",
+            "rows_1400x5",
             ShapeSpec::Rows {
-                rows: 1100,
+                rows: 1400,
                 cols: 5,
             },
         ),
         (
-            "rows_1100x37",
+            "rows_1400x37",
             ShapeSpec::Rows {
-                rows: 1100,
+                rows: 1400,
                 cols: 37,
             },
         ),
         (
-            "rows_1100x130",
+            "rows_1400x130",
             ShapeSpec::Rows {
-                rows: 1100,
+                rows: 1400,
                 cols: 130,
             },
         ),

@@ -361,7 +361,8 @@ impl Family {
     /// let (plain, h100) = (Family::Plain, 5280);
     /// let lanes = |rows, bytes| plain.lanes_for_rows(OpKind::ArgMax, 2, bytes, rows, h100);
     /// assert_eq!(lanes(16384, 8192 * 2), 8); // lanes_per_row's count: the rows fill the GPU
-    /// assert_eq!(lanes(8192, 8192 * 2), 8); // 65536 lanes: a quarter of 168960 at least
+    /// assert_eq!(lanes(8192, 8192 * 2), 8); // 65536 lanes: a third of 168960 at least
+    /// assert_eq!(lanes(6144, 8192 * 2), 16); // 49152 lanes: doubled once, past half
     /// assert_eq!(lanes(4096, 8192 * 2), 32); // 32768 lanes: doubled past half
     /// assert_eq!(lanes(8192, 4096 * 2), 16);
     /// let repro = Family::Reproducible.lanes_for_rows(OpKind::Sum, 4, 512 * 4, 10, h100);
@@ -389,7 +390,7 @@ impl Family {
 }
 
 /// Rows whose lanes at [`lanes_per_row`]'s count would keep fewer than this share (one in
-/// four) of the lanes the GPU holds of `rows_warp` busy get more lanes each
+/// three) of the lanes the GPU holds of `rows_warp` busy get more lanes each
 /// ([`Family::lanes_for_rows`]): a warp's lanes then wait on few loads, and a row's lanes
 /// issue them side by side. Measured on the H100 (`docs/runs/2026-12-07-b/call76_ab_*_r2.log`,
 /// µs, `lanes_per_row`'s count → the lanes that fill half the GPU, planned kernels): bf16
@@ -397,10 +398,15 @@ impl Family {
 /// 8 → 32 35.95 → 31.34 (a block 32.50), 2048 × 4096 4 → 32 30.98 → 11.89, 8192 × 4096 4 → 16
 /// 36.93 → 31.42, 2048 × 12288 16 → 32 28.59 → 24.13, `f16` argmin 2048 × 8192 31.57 → 17.73,
 /// segments of ~8000 bf16, 2000 of them, 55.09 → 22.64 (a block each 24.05); `f32` argmax 2000 ×
-/// 1000 16 → 32 10.14 → 9.30, sum 1000 × 512 5.34 → 4.99, 300 × 128 4 → 32 4.27 → 4.06. But
-/// rows that already kept a quarter busy lost by doubling: 8192 × 8192 8 → 16 55.65 → 57.20,
-/// 4096 × 12288 16 → 32 43.55 → 45.04 — they keep their count.
-pub const FEW_LANES_DIVISOR: usize = 4;
+/// 1000 16 → 32 10.14 → 9.30, sum 1000 × 512 5.34 → 4.99, 300 × 128 4 → 32 4.27 → 4.06. Between
+/// a quarter and half (`docs/runs/2026-12-07-c/call77_mid_r{1,2}.log`, the two rounds): rows
+/// that keep 29% busy gained by one doubling, bf16 argmax 6144 × 8192 8 → 16 44.96 / 44.99 →
+/// 43.36 / 43.76, 12288 × 4096 4 → 8 45.26 / 45.22 → 43.54 / 43.30, 3072 × 12288 16 → 32
+/// 35.81 / 35.76 → 33.89 / 34.03, `f16` argmin 6144 × 8192 45.01 / 44.93 → 43.22 / 43.36; rows
+/// that keep 39% busy lost, 8192 × 8192 8 → 16 55.74 / 55.47 → 56.91 / 57.42, 16384 × 4096
+/// 4 → 8 56.22 / 56.43 → 56.85 / 57.01, 4096 × 12288 16 → 32 43.26 / 43.44 → 44.85 / 44.67 —
+/// they keep their count, as do those of 48% (10240 × 8192 66.37 at 8 lanes, 70.21 at 16).
+pub const FEW_LANES_DIVISOR: usize = 3;
 
 /// The share of the lanes the GPU holds of `rows_warp` (one in two) that rows with too few
 /// lanes ([`FEW_LANES_DIVISOR`]) are given lanes to fill: every case above was measured with

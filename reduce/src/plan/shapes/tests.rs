@@ -142,27 +142,25 @@ fn chooses_the_kernel_by_shape() {
 
 #[test]
 fn rows_that_leave_most_warps_idle_spread_over_more_lanes() {
-    // This wave holds 8448 warps of `rows_warp` (64 an SM): 270336 lanes, a quarter 67584.
-    assert_eq!((FEW_LANES_DIVISOR, SPREAD_LANES_DIVISOR), (4, 2));
+    // This wave holds 8448 warps of `rows_warp` (64 an SM): 270336 lanes, a third 90112.
+    assert_eq!((FEW_LANES_DIVISOR, SPREAD_LANES_DIVISOR), (3, 2));
     let bf16 = Sizes {
         element: 2,
         accumulator: 16,
     };
     let plan = |shape: &Shape<'_>, op, sizes| plan_shape(shape, op, sizes, h100);
-    // 16 KiB of bf16: 8 lanes a row; 16384 rows of them fill a quarter, 2560 do not and
+    // 16 KiB of bf16: 8 lanes a row; 16384 rows of them fill a third, 2560 do not and
     // double to a warp a row (65536 lanes, a warp's 32 the most), a row per warp.
     let many = plan(&Shape::rows(16384, 8192), OpKind::ArgMax, bf16);
     assert_eq!((many.kernel, many.split), (ShapeKernel::RowsWarp, 8));
     let few = plan(&Shape::rows(2560, 8192), OpKind::ArgMax, bf16);
     assert_eq!((few.kernel, few.split), (ShapeKernel::RowsWarp, 32));
     assert_eq!(few.launch.grid, 2560 / 8);
-    // 8 KiB: 4 lanes; 16896 rows keep a quarter busy (67584 lanes), 16384 do not (65536):
-    // doubled to 8 (131072, still short of half) and to 16.
+    // 8 KiB: 4 lanes; 22528 rows keep a third busy (90112 lanes), 22527 do not: doubled
+    // once, to 8 (180216, past half); 16384 (65536) doubled to 8 (131072, still short of
+    // half) and to 16.
     let rows_8k = |rows| plan(&Shape::rows(rows, 4096), OpKind::ArgMin, bf16).split;
-    assert_eq!(
-        (rows_8k(16384), rows_8k(16896), rows_8k(16895)),
-        (16, 4, 16)
-    );
+    assert_eq!((rows_8k(22528), rows_8k(22527), rows_8k(16384)), (4, 8, 16));
     // Segments by their count; f32 sums of 512: 16 lanes, 1000 rows double to 32.
     let offsets: Vec<usize> = (0..=2500).map(|i| i * 8000).collect();
     let segments = plan(&Shape::segments(&offsets), OpKind::ArgMax, bf16);
