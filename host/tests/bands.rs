@@ -2,9 +2,9 @@
 //! column reductions with more bands than whole runs of rows (the first bands of a tile then
 //! hold no rows: `kernels_gpu::shapes::columns::band_rows`), narrow matrices by either column
 //! kernel and any grid, and rows or segments read by every power of two of lanes per row
-//! (`rows_warp`, its grid scaled with the lanes; for the bf16 argmax too).
-//! Each launch is the planner's with its split replaced, run as the library would run it
-//! (`Reducer::reduce_each_planned`); every column's sum (small integers: exact in any order) is checked,
+//! (`rows_warp`, its grid counted by the planner for those lanes; for the bf16 argmax too).
+//! Each launch is the planner's with its split replaced (`Reducer::plan_each_split`), run as the
+//! library would run it (`Reducer::reduce_each_planned`); every column's sum (small integers: exact in any order) is checked,
 //! in the plain and the reproducible mode.
 
 use reduce_rs::ops::Sum;
@@ -27,9 +27,11 @@ fn sums_with_split(
 ) -> Vec<f32> {
     let input = small_integers(len);
     let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
-    let (plan, _) = reducer.plan_each::<f32, Sum>(shape);
-    let plan = plan.with_split(split).expect("a free split");
-    assert_eq!(plan.split, split);
+    let (planned, _) = reducer.plan_each::<f32, Sum>(shape);
+    let (plan, _) = reducer
+        .plan_each_split::<f32, Sum>(shape, planned.kernel, split)
+        .expect("a free split");
+    assert_eq!((plan.kernel, plan.split), (planned.kernel, split));
     reducer
         .reduce_each_planned(Sum, &input, *shape, plan)
         .expect("the simulator runs the launch")
@@ -42,9 +44,8 @@ fn column_sums_by(kernel: ShapeKernel, rows: usize, cols: usize, split: usize) -
     let input = small_integers(rows * cols);
     let reducer = Reducer::simulator();
     let (plan, name) = reducer
-        .plan_each_with::<f32, Sum>(&shape, kernel)
-        .expect("the kernel reduces columns");
-    let plan = plan.with_split(split).expect("a free split");
+        .plan_each_split::<f32, Sum>(&shape, kernel, split)
+        .expect("the kernel reduces columns, a free split");
     assert_eq!(plan.kernel, kernel, "{name}");
     reducer
         .reduce_each_planned(Sum, &input, shape, plan)
@@ -124,10 +125,11 @@ fn narrow_matrices_by_either_column_kernel_and_any_grid() {
         }
         let odd = kernels_gpu::shapes::columns_narrow::grid_multiple(cols);
         let shape = Shape::columns(rows, cols);
-        let (plan, _) = Reducer::simulator()
-            .plan_each_with::<f32, Sum>(&shape, ShapeKernel::ColumnsNarrow)
-            .expect("the flat read takes them");
-        assert!(plan.with_split(odd + 1).is_none(), "{cols} columns");
+        let reducer = Reducer::simulator();
+        let split =
+            |split| reducer.plan_each_split::<f32, Sum>(&shape, ShapeKernel::ColumnsNarrow, split);
+        assert!(split(odd).is_some(), "{cols} columns");
+        assert!(split(odd + 1).is_none(), "{cols} columns");
     }
     // No rows (the library answers those itself, never launching): every column's sum is 0.
     for split in [1, 3] {
@@ -204,7 +206,9 @@ fn every_power_of_two_of_lanes_finds_each_rows_bf16_argmax() {
             .map(|w| <ArgMax as Checked<bf16>>::reference(&input[w[0]..w[1]]))
             .collect();
         for lanes in [1, 2, 4, 8, 16, 32] {
-            let plan = plan.with_split(lanes).expect("a power of two of lanes");
+            let (plan, _) = reducer
+                .plan_each_split::<bf16, ArgMax>(&shape, plan.kernel, lanes)
+                .expect("a power of two of lanes");
             let got = reducer
                 .reduce_each_planned(ArgMax, &input[..len], shape, plan)
                 .expect("the simulator runs the launch");

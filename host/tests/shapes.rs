@@ -178,7 +178,7 @@ fn shapes() -> Vec<(&'static str, ShapeSpec)> {
     ]
 }
 
-/// A kernel the planner did not choose, and perhaps a split (`ShapePlan::with_split`).
+/// A kernel the planner did not choose, and perhaps a split (`Reducer::plan_each_split`).
 #[derive(Clone, Copy, Debug)]
 struct Forced {
     kernel: ShapeKernel,
@@ -196,15 +196,11 @@ fn forced_results<T: HostElement, O: Checked<T> + Default>(
 ) -> Result<(ShapePlan, String, Vec<O::Output>), Failed> {
     let shape = spec.shape();
     let reducer = Reducer::simulator_with(schedule);
-    let (plan, name) = reducer
-        .plan_each_with::<T, O>(&shape, forced.kernel)
-        .ok_or_else(|| format!("{forced:?} cannot reduce {spec:?}"))?;
-    let plan = match forced.split {
-        Some(split) => plan
-            .with_split(split)
-            .ok_or_else(|| format!("{name} refuses the split {split}"))?,
-        None => plan,
-    };
+    let (plan, name) = match forced.split {
+        Some(split) => reducer.plan_each_split::<T, O>(&shape, forced.kernel, split),
+        None => reducer.plan_each_with::<T, O>(&shape, forced.kernel),
+    }
+    .ok_or_else(|| format!("{forced:?} cannot reduce {spec:?}"))?;
     let got = reducer
         .reduce_each_planned(O::default(), input, shape, plan)
         .map_err(|e| format!("{e:#}"))?;

@@ -17,7 +17,7 @@ mod common;
 use common::columns::{check_f32_columns, check_f64_and_bf16_columns, column, data, reducers};
 
 /// `(rows, cols)`: tiles of 8 to 64 groups, a last tile part full (70 and 1030 columns of
-/// f32); each in the bands the planner gives it and in 3 (`with_split`).
+/// f32); each in the bands the planner gives it and in 3 (`Reducer::plan_each_split`).
 const MATRICES: [(usize, usize); 6] = [
     (700, 64),
     (301, 70),
@@ -39,14 +39,13 @@ fn in_bands<T: Element, O: Operation<T>>(
     shape: Shape<'_>,
     split: Option<usize>,
 ) -> Vec<O::Output> {
-    let (plan, _) = reducer.plan_each::<T, O>(&shape);
-    assert_eq!(plan.kernel, ShapeKernel::Columns, "{shape:?}");
-    let plan = match split {
-        Some(split) => plan
-            .with_split(split)
+    let (plan, _) = match split {
+        Some(split) => reducer
+            .plan_each_split::<T, O>(&shape, ShapeKernel::Columns, split)
             .expect("a split the band kernel takes"),
-        None => plan,
+        None => reducer.plan_each::<T, O>(&shape),
     };
+    assert_eq!(plan.kernel, ShapeKernel::Columns, "{shape:?}");
     reducer
         .reduce_each_planned(op, values, shape, plan)
         .unwrap()
@@ -112,10 +111,11 @@ fn reproducible_columns_at_every_offset_have_each_column_s_own_bits() {
         for offset in 0..4 {
             let values = &all[offset..offset + rows * cols];
             let shape = Shape::columns(rows, cols);
-            let (plan, _) = reducer.plan_each::<f32, Sum>(&shape);
-            let plan = match split {
-                Some(split) => plan.with_split(split).expect("a split the twin takes"),
-                None => plan,
+            let (plan, _) = match split {
+                Some(split) => reducer
+                    .plan_each_split::<f32, Sum>(&shape, ShapeKernel::Columns, split)
+                    .expect("a split the twin takes"),
+                None => reducer.plan_each::<f32, Sum>(&shape),
             };
             let sums = reducer
                 .reduce_each_planned(Sum, values, shape, plan)

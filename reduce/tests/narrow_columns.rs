@@ -43,7 +43,11 @@ fn narrow_columns_are_read_flat() {
     let (plan, _) = reducer.plan_each::<f32, Sum>(&Shape::columns(100_000, 12));
     assert_eq!(plan.kernel, ShapeKernel::ColumnsNarrow);
     assert_eq!(plan.launch.grid % 3, 0, "{plan:?}");
-    assert!(plan.with_split(4).is_none() && plan.with_split(6).is_some());
+    let split = |split| {
+        let shape = Shape::columns(100_000, 12);
+        reducer.plan_each_split::<f32, Sum>(&shape, ShapeKernel::ColumnsNarrow, split)
+    };
+    assert!(split(4).is_none() && split(6).is_some());
     // No reproducible twin: the reproducible mode keeps its column kernel.
     let reproducible = Reducer::simulator().with_reproducible(true);
     let (plan, _) = reproducible.plan_each::<f32, Sum>(&Shape::columns(1000, 2));

@@ -524,7 +524,10 @@ fn a_reproducible_plan_runs_its_twin_whatever_mode_builds_the_job() {
             // Its own split, and where the split is free a few and more than a warp's worth
             // (a split row's last block adds up to 32 pieces in one warp, more over the block).
             // 300 pieces: some of the last block's threads add two.
-            let others = [3, 40, 300].map(|split| chosen.with_split(split));
+            let others = [3, 40, 300].map(|split| {
+                let (plan, _) = reproducible.plan_each_split::<bf16, Sum>(&shape, kernel, split)?;
+                Some(plan)
+            });
             for plan in std::iter::once(chosen).chain(others.into_iter().flatten()) {
                 let job =
                     plain.job_each::<bf16, Sum>(&shape, plan, SegmentOffsets::None, input.len());

@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::input::Input;
 use crate::op::Operation;
 use crate::plan::reproducible as repro;
-use crate::plan::shapes::{Family, Layout, ShapeKernel, ShapePlan, plan_layout};
+use crate::plan::shapes::{
+    Family, Forced, Layout, ShapeKernel, ShapePlan, plan_layout, with_forced_split,
+};
 use crate::plan::{self, Job, SegmentOffsets, Sizes, Wave, Work};
 use crate::shape::Shape;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
@@ -48,8 +50,8 @@ impl Reducer {
     }
 
     /// [`Reducer::reduce_each`] by a plan of one's own: one this reducer made with
-    /// [`Reducer::plan_each`] or [`Reducer::plan_each_with`] for the same `shape`, `T` and
-    /// `O`, perhaps with another split ([`ShapePlan::with_split`]), for a benchmark or a test
+    /// [`Reducer::plan_each`], [`Reducer::plan_each_with`] or [`Reducer::plan_each_split`] (another
+    /// split) for the same `shape`, `T` and `O`, for a benchmark or a test
     /// that compares the kernels a shape could use. The plan's [`Family`] decides whether the
     /// reproducible twin runs, as in [`Reducer::job_each`]. Any other plan is refused
     /// ([`Error::Shape`]): its grid and scratch were counted for another reduction. The kernel
@@ -60,8 +62,8 @@ impl Reducer {
     /// let reducer = Reducer::simulator();
     /// let columns = Shape::columns(700, 4);
     /// let input: Vec<f32> = (0..2800).map(|i| (i % 4) as f32).collect();
-    /// let (plan, _) = reducer.plan_each_with::<f32, Sum>(&columns, ShapeKernel::Columns).unwrap();
-    /// let in_bands = reducer.reduce_each_planned(Sum, &input, columns, plan.with_split(3).unwrap())?;
+    /// let (plan, _) = reducer.plan_each_split::<f32, Sum>(&columns, ShapeKernel::Columns, 3).unwrap();
+    /// let in_bands = reducer.reduce_each_planned(Sum, &input, columns, plan)?;
     /// assert_eq!(in_bands, [0.0, 700.0, 1400.0, 2100.0]);
     /// // The same elements as 350 rows of 8 columns: not what the plan was made for.
     /// assert!(reducer.reduce_each_planned(Sum, &input, Shape::columns(350, 8), plan).is_err());
@@ -84,7 +86,7 @@ impl Reducer {
         if !self.planned_for::<T, O>(&shape, plan) {
             return Err(Error::Shape(format!(
                 "{plan:?} is no plan this reducer makes for {shape:?} of {} with {} \
-                 (plan_each, plan_each_with, ShapePlan::with_split)",
+                 (plan_each, plan_each_with, plan_each_split)",
                 T::DTYPE,
                 O::KIND.name()
             )));
@@ -114,15 +116,17 @@ impl Reducer {
         Ok(shape.outputs_of::<T, O>(&bytes))
     }
 
-    /// Whether `plan` is one this reducer makes for `shape`: by [`Reducer::plan_each`] or
-    /// [`Reducer::plan_each_with`] in the plan's family, as it is or with its split.
+    /// Whether `plan` is one this reducer makes for `shape`: by [`Reducer::plan_each`],
+    /// [`Reducer::plan_each_with`] or [`Reducer::plan_each_split`] in the plan's family.
     fn planned_for<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>, plan: ShapePlan) -> bool {
         let layout = Layout::of(shape);
         let fits = crate::plan::shapes::fits(plan.kernel, shape, plan.family, size_of::<T>());
-        fits && [None, Some(plan.kernel)].into_iter().any(|forced| {
-            let (planned, _) = self.family_plan::<T, O>(plan.family, layout, forced);
-            planned == plan || planned.with_split(plan.split) == Some(plan)
-        })
+        let as_planned = |forced: Option<Forced>| {
+            self.family_plan::<T, O>(plan.family, layout, forced).0 == plan
+        };
+        as_planned(None)
+            || fits && as_planned(Some(plan.kernel.into()))
+            || self.family_split::<T, O>(plan.family, shape, plan.kernel, plan.split) == Some(plan)
     }
 
     /// Reduces every row, column or segment of `input` with `op` into `output` (one result
@@ -266,27 +270,77 @@ impl Reducer {
     ) -> Option<(ShapePlan, String)> {
         let (family, _) = self.family::<T, O>();
         crate::plan::shapes::fits(kernel, shape, family, size_of::<T>()).then(|| {
-            let (plan, name) = self.layout_plan::<T, O>(Layout::of(shape), Some(kernel));
+            let (plan, name) = self.layout_plan::<T, O>(Layout::of(shape), Some(kernel.into()));
             (plan, name)
+        })
+    }
+
+    /// The launch [`Reducer::reduce_each`] would make for `shape` if it chose `kernel` with
+    /// `split` in place of the planner's split (bands of rows for `Columns`, blocks per row for
+    /// `RowsSplit`, blocks for `ColumnsNarrow`, lanes per row for `RowsWarp`: see
+    /// [`plan_split`](crate::plan::shapes::plan_split), whose rules these are), for a benchmark
+    /// that measures which split a shape wants; and its entry point. `None` where `kernel`
+    /// cannot reduce `shape` (as [`Reducer::plan_each_with`]) or takes no such split.
+    ///
+    /// ```
+    /// use reduce_rs::{Reducer, Shape, ops::Sum, plan::shapes::ShapeKernel};
+    /// let reducer = Reducer::simulator();
+    /// let columns = Shape::columns(700, 64);
+    /// let (plan, name) = reducer.plan_each_split::<f32, Sum>(&columns, ShapeKernel::Columns, 5).unwrap();
+    /// assert_eq!((plan.split, name.as_str()), (5, "columns_f32_sum"));
+    /// // Rows read by a warp's lanes, 4 lanes a row instead of the planner's.
+    /// let rows = Shape::rows(1000, 64);
+    /// let (plan, _) = reducer.plan_each_split::<f32, Sum>(&rows, ShapeKernel::RowsWarp, 4).unwrap();
+    /// assert_eq!((plan.kernel, plan.split), (ShapeKernel::RowsWarp, 4));
+    /// assert!(reducer.plan_each_split::<f32, Sum>(&rows, ShapeKernel::RowsWarp, 3).is_none());
+    /// assert!(reducer.plan_each_split::<f32, Sum>(&rows, ShapeKernel::RowsBlock, 2).is_none());
+    /// ```
+    pub fn plan_each_split<T: Element, O: Operation<T>>(
+        &self,
+        shape: &Shape<'_>,
+        kernel: ShapeKernel,
+        split: usize,
+    ) -> Option<(ShapePlan, String)> {
+        let (family, _) = self.family::<T, O>();
+        let plan = self.family_split::<T, O>(family, shape, kernel, split)?;
+        Some((plan, family.entry(plan.kernel, T::DTYPE, O::KIND)))
+    }
+
+    /// [`Reducer::plan_each_split`]'s plan by the kernels of `family`, whatever mode this
+    /// reducer is in.
+    fn family_split<T: Element, O: Operation<T>>(
+        &self,
+        family: Family,
+        shape: &Shape<'_>,
+        kernel: ShapeKernel,
+        split: usize,
+    ) -> Option<ShapePlan> {
+        let fits = crate::plan::shapes::fits(kernel, shape, family, size_of::<T>());
+        with_forced_split(kernel, split, |forced| {
+            fits.then(|| {
+                self.family_plan::<T, O>(family, Layout::of(shape), Some(forced))
+                    .0
+            })
         })
     }
 
     /// The job that runs `plan` over the `len` elements of `shape` (the segments' offsets in
     /// `offsets`): what [`Reducer::reduce_each`] hands to the backend, for a plan of one's own
-    /// — one from [`Reducer::plan_each`] or [`Reducer::plan_each_with`], perhaps with another
-    /// split ([`ShapePlan::with_split`]). The entry point and the scratch's sizes are those of
+    /// — one from [`Reducer::plan_each`], [`Reducer::plan_each_with`] or
+    /// [`Reducer::plan_each_split`]. The entry point and the scratch's sizes are those of
     /// the plan's [`Family`], as `reduce_each` would use them: a plan made in the reproducible
     /// mode launches the reproducible twin, whatever mode `self` is in now. The plan must come
     /// from the same `T` and `O` (another's names a kernel that may not exist: the backend
     /// then refuses the job).
     ///
     /// ```
-    /// use reduce_rs::plan::SegmentOffsets;
+    /// use reduce_rs::plan::{SegmentOffsets, shapes::ShapeKernel};
     /// use reduce_rs::{Reducer, Shape, ops::Sum};
     /// let reducer = Reducer::simulator();
     /// let columns = Shape::columns(700, 64);
-    /// let (plan, name) = reducer.plan_each::<f32, Sum>(&columns);
-    /// let five_bands = plan.with_split(5).expect("a split the layout allows");
+    /// let (five_bands, name) = reducer
+    ///     .plan_each_split::<f32, Sum>(&columns, ShapeKernel::Columns, 5)
+    ///     .expect("a split the layout allows");
     /// let job = reducer.job_each::<f32, Sum>(&columns, five_bands, SegmentOffsets::None, 700 * 64);
     /// assert_eq!((job.kernel.as_str(), job.len), (name.as_str(), 700 * 64));
     /// // A reproducible plan stays reproducible.
@@ -324,7 +378,7 @@ impl Reducer {
     fn layout_plan<T: Element, O: Operation<T>>(
         &self,
         layout: Layout,
-        forced: Option<ShapeKernel>,
+        forced: Option<Forced>,
     ) -> (ShapePlan, String) {
         let (family, _) = self.family::<T, O>();
         self.family_plan::<T, O>(family, layout, forced)
@@ -335,7 +389,7 @@ impl Reducer {
         &self,
         family: Family,
         layout: Layout,
-        forced: Option<ShapeKernel>,
+        forced: Option<Forced>,
     ) -> (ShapePlan, String) {
         let sizes = sizes_of::<T, O>(family);
         let name_of = |kernel: ShapeKernel| family.entry(kernel, T::DTYPE, O::KIND);

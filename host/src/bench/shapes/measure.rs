@@ -27,7 +27,7 @@ fn copies<T: HostElement>(gpu: &Gpu, input: &[T]) -> Result<Vec<DeviceBuffer>> {
 /// choice of kernel and every other kernel that could reduce the shape, each checked; where
 /// the reproducible mode covers the reduction, its twins of the shape kernels too; and the
 /// chosen kernel (and chosen twin) with each of `splits` where its split is free
-/// ([`ShapePlan::with_split`](reduce_rs::plan::shapes::ShapePlan::with_split)).
+/// ([`Reducer::plan_each_split`]).
 pub fn run_case<T: HostElement, O: Checked<T> + Default>(
     reducer: &mut Reducer,
     case: &ShapeCase,
@@ -35,13 +35,14 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
     timing: Timing,
 ) -> Result<Vec<ShapeRow>> {
     // Where the reproducible mode covers the reduction, its twins of the shape kernels as it
-    // would launch each (the one it chooses marked), timed beside the plain kernels.
+    // would launch each (the one it chooses marked), and its choice with each of `splits`,
+    // timed beside the plain kernels.
     let repro_plans = case
         .spec()
         .filter(|_| reduce_rs::plan::reproducible::kernel_for(case.dtype, case.op).is_some())
         .map(|spec| {
             reducer.set_reproducible(true);
-            let plans = launches::<T, O>(reducer, &spec.shape());
+            let plans = launches::<T, O>(reducer, &spec.shape(), splits);
             reducer.set_reproducible(false);
             plans
         })
@@ -99,10 +100,15 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
         }
         Some(spec) => {
             let shape = spec.shape();
-            let (chosen, chosen_name) = reducer.plan_each::<T, O>(&shape);
-            // Times one plan of the library's kernel `name` (its entry point), checks it, and
-            // adds its row, whose kernel column says `name` and `note`.
-            let mut time_row = |plan, name: String, note: &str, chosen: bool| -> Result<()> {
+            let plans = launches::<T, O>(reducer, &shape, splits);
+            // Times one launch, checks it, and adds its row.
+            let mut time_row = |launch: Launch| -> Result<()> {
+                let Launch {
+                    plan,
+                    name,
+                    note,
+                    chosen,
+                } = launch;
                 let run = time_plan::<T, O>(
                     reducer,
                     &input,
@@ -127,28 +133,8 @@ pub fn run_case<T: HostElement, O: Checked<T> + Default>(
                 ));
                 Ok(())
             };
-            // Every kernel that could reduce the shape, as the library would launch it.
-            for (plan, name, is_chosen) in launches::<T, O>(reducer, &shape) {
-                time_row(plan, name, "", is_chosen)?;
-            }
-            // The chosen kernel with other splits than the planner's.
-            for &split in splits {
-                if let Some(plan) = chosen.with_split(split)
-                    && split != chosen.split
-                {
-                    time_row(plan, chosen_name.clone(), &format!(" split={split}"), false)?;
-                }
-            }
-            for (plan, name, is_chosen) in repro_plans {
-                time_row(plan, name.clone(), "", is_chosen)?;
-                // The reproducible mode's choice with other splits too.
-                for &split in splits.iter().filter(|_| is_chosen) {
-                    if let Some(other) = plan.with_split(split)
-                        && split != plan.split
-                    {
-                        time_row(other, name.clone(), &format!(" split={split}"), false)?;
-                    }
-                }
+            for launch in plans.into_iter().chain(repro_plans) {
+                time_row(launch)?;
             }
         }
     }
@@ -225,18 +211,44 @@ fn check_word(pass: bool) -> &'static str {
     if pass { "PASS" } else { "FAIL" }
 }
 
+/// One launch `bench --shapes` times: a plan, its entry point, what its kernel column adds
+/// to the name (` split=8`), and whether it is the reducer's choice.
+struct Launch {
+    plan: ShapePlan,
+    name: String,
+    note: String,
+    chosen: bool,
+}
+
 /// Every shape kernel that can reduce `shape`, launched as `reducer` (in its mode) would launch
-/// it, with its entry point and whether it is the one the reducer chooses.
+/// it (the one it chooses marked), then its choice with each of `splits` other than its own
+/// where that kernel takes it ([`Reducer::plan_each_split`]).
 fn launches<T: HostElement, O: Checked<T>>(
     reducer: &Reducer,
     shape: &Shape<'_>,
-) -> Vec<(ShapePlan, String, bool)> {
+    splits: &[usize],
+) -> Vec<Launch> {
     let (chosen, _) = reducer.plan_each::<T, O>(shape);
-    ShapeKernel::ALL
-        .iter()
-        .filter_map(|&kernel| {
-            let (plan, name) = reducer.plan_each_with::<T, O>(shape, kernel)?;
-            Some((plan, name, kernel == chosen.kernel))
+    let every_kernel = ShapeKernel::ALL.iter().filter_map(|&kernel| {
+        let (plan, name) = reducer.plan_each_with::<T, O>(shape, kernel)?;
+        let (note, chosen) = (String::new(), kernel == chosen.kernel);
+        Some(Launch {
+            plan,
+            name,
+            note,
+            chosen,
         })
-        .collect()
+    });
+    let other_splits = splits.iter().filter(|&&split| split != chosen.split);
+    let chosen_split = other_splits.filter_map(|&split| {
+        let (plan, name) = reducer.plan_each_split::<T, O>(shape, chosen.kernel, split)?;
+        let (note, chosen) = (format!(" split={split}"), false);
+        Some(Launch {
+            plan,
+            name,
+            note,
+            chosen,
+        })
+    });
+    every_kernel.chain(chosen_split).collect()
 }

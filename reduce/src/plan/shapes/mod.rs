@@ -49,65 +49,16 @@ pub struct ShapePlan {
 }
 
 impl ShapePlan {
-    /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`),
-    /// blocks (`ColumnsNarrow`) or lanes per row (`RowsWarp`, a power of two up to 32, on a
-    /// grid grown or shrunk with the rows a block holds at once, as the planner's would be but
-    /// for its cap of four waves: on the same grid, more lanes a row would only make the same
-    /// warps take their rows one after another) instead of the planner's, for a benchmark that
-    /// measures which split a shape wants; `None` for `RowsBlock`, whose split is not free, for a split of 0
-    /// (or no power of two for `RowsWarp`, or no multiple of the odd part of the column count
-    /// for `ColumnsNarrow`), for no rows or columns (`RowsWarp` excepted: its
-    /// one block then finds no row, whatever its lanes), and where the grid would pass the
-    /// launch limit (or, for `ColumnsNarrow`, where its threads times 8 lanes pass 32 bits).
-    /// A plan's partials are `split` × its columns (`Columns`, `ColumnsNarrow`) or rows
-    /// (`RowsSplit`), which is how the new count is found.
-    ///
-    /// ```
-    /// use reduce_rs::{OpKind, Shape};
-    /// use reduce_rs::plan::{Sizes, Wave, shapes::{ShapeKernel, plan_shape}};
-    /// let f32 = Sizes { element: 4, accumulator: 4 };
-    /// // The H100's 132 SMs, `per_sm` blocks of every kernel on each.
-    /// let h100 = |per_sm: u64| move |_| Wave::new(132 * per_sm, 132);
-    /// let plan = plan_shape(&Shape::columns(4096, 4096), OpKind::Sum, f32, h100(3));
-    /// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 22));
-    /// let wider = plan.with_split(99).unwrap();
-    /// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
-    /// let few_rows = plan_shape(&Shape::rows(16, 1 << 22), OpKind::Sum, f32, h100(2));
-    /// assert_eq!((few_rows.kernel, few_rows.split), (ShapeKernel::RowsSplit, 256));
-    /// let more = few_rows.with_split(64).unwrap();
-    /// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
-    /// let short = plan_shape(&Shape::rows(65536, 512), OpKind::Sum, f32, h100(8));
-    /// assert_eq!((short.kernel, short.split), (ShapeKernel::RowsWarp, 16));
-    /// let fewer_lanes = short.with_split(8).unwrap();
-    /// assert_eq!((fewer_lanes.split, fewer_lanes.launch.grid), (8, short.launch.grid / 2));
-    /// assert_eq!(short.with_split(32).unwrap().launch.grid, short.launch.grid * 2);
-    /// assert!(short.with_split(6).is_none() && short.with_split(64).is_none());
-    /// assert!(short.with_split(0).is_none());
-    /// assert!(plan_shape(&Shape::rows(0, 512), OpKind::Sum, f32, h100(2)).with_split(2).is_none());
-    /// assert!(plan_shape(&Shape::rows(64, 8192), OpKind::Sum, f32, h100(8)).with_split(2).is_none());
-    /// ```
-    pub fn with_split(self, split: usize) -> Option<ShapePlan> {
-        if self.kernel == ShapeKernel::RowsWarp {
-            let lanes = split.is_power_of_two() && split <= WARP_SIZE as usize;
-            if !lanes || self.launch.grid == 0 {
-                return None;
-            }
-            // Both powers of two: the grid scales by an exact power of two, up or down.
-            let grid = u64::from(self.launch.grid);
-            let grid = if split >= self.split {
-                grid * (split / self.split.max(1)) as u64
-            } else {
-                grid.div_ceil((self.split / split) as u64)
-            };
-            return (grid <= MAX_GRID).then_some(ShapePlan {
-                launch: LaunchGrid {
-                    grid: grid as u32,
-                    ..self.launch
-                },
-                split,
-                ..self
-            });
-        }
+    /// The same launch with `split` bands of rows (`Columns`), blocks per row (`RowsSplit`) or
+    /// blocks (`ColumnsNarrow`) instead of the planner's: for these kernels the grid is the
+    /// plan's counters times the split, and the partials the split times what one band, block
+    /// or row of blocks holds. `None` for `RowsBlock` (its split is not free) and `RowsWarp`
+    /// (its grid depends on the rows: [`with_forced_split`] asks the planner), for a split of
+    /// 0, for no rows or columns, where the grid would pass the launch limit, and for
+    /// `ColumnsNarrow` at no multiple of the column count's odd part or where its threads
+    /// times 8 lanes pass 32 bits. The public way in is [`plan_split`] (or
+    /// `Reducer::plan_each_split`).
+    pub(crate) fn with_split(self, split: usize) -> Option<ShapePlan> {
         let free = matches!(
             self.kernel,
             ShapeKernel::Columns | ShapeKernel::ColumnsNarrow | ShapeKernel::RowsSplit
@@ -139,6 +90,112 @@ impl ShapePlan {
             ..self
         })
     }
+}
+
+/// What a benchmark or a test fixes of a plan in place of the planner: the kernel, and for
+/// `RowsWarp` the lanes per row (whose grid the planner then counts from the rows, as it
+/// would for its own lanes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Forced {
+    pub kernel: ShapeKernel,
+    pub lanes: Option<usize>,
+}
+
+impl From<ShapeKernel> for Forced {
+    fn from(kernel: ShapeKernel) -> Forced {
+        Forced {
+            kernel,
+            lanes: None,
+        }
+    }
+}
+
+/// The plan of `kernel` with `split` in place of the planner's split, `plan_with(forced)`
+/// being the planner's plan with `forced` (`None` where the kernel cannot reduce the shape):
+/// `RowsWarp`'s lanes (a power of two up to 32) go to the planner, which grows or shrinks the
+/// grid with the rows a block holds at once, below its cap of four waves; the other kernels'
+/// splits are [`ShapePlan::with_split`]'s.
+pub(crate) fn with_forced_split(
+    kernel: ShapeKernel,
+    split: usize,
+    plan_with: impl FnOnce(Forced) -> Option<ShapePlan>,
+) -> Option<ShapePlan> {
+    if kernel != ShapeKernel::RowsWarp {
+        return plan_with(kernel.into())?.with_split(split);
+    }
+    if !split.is_power_of_two() || split > WARP_SIZE as usize {
+        return None;
+    }
+    plan_with(Forced {
+        kernel,
+        lanes: Some(split),
+    })
+}
+
+/// The launch of `kernel` for `shape` with `split` in place of the planner's split, for a
+/// benchmark that measures which split a shape wants: `split` bands of rows (`Columns`),
+/// blocks per row (`RowsSplit`), blocks (`ColumnsNarrow`) or lanes per row (`RowsWarp`, a
+/// power of two up to 32, its grid grown or shrunk with the rows a block holds at once, as
+/// the planner's would be, below its cap of four waves: on the same grid more lanes a row
+/// would only make the same warps take their rows one after another). `None` where `kernel`
+/// cannot reduce `shape` (as [`plan_for`]), for `RowsBlock` (its split is not free), for a
+/// split of 0 (or no power of two for `RowsWarp`, or no multiple of the odd part of the
+/// column count for `ColumnsNarrow`), for no rows or columns (`RowsWarp` excepted: its one
+/// block then finds no row, whatever its lanes), and where the grid would pass the launch
+/// limit (or, for `ColumnsNarrow`, where its threads times 8 lanes pass 32 bits). The
+/// partials are `split` × the columns (`Columns`, `ColumnsNarrow`) or rows (`RowsSplit`).
+///
+/// ```
+/// use reduce_rs::{OpKind, Shape};
+/// use reduce_rs::plan::{Sizes, Wave, shapes::{ShapeKernel, plan_shape, plan_split}};
+/// let f32 = Sizes { element: 4, accumulator: 4 };
+/// // The H100's 132 SMs, `per_sm` blocks of every kernel on each.
+/// let h100 = |per_sm: u64| move |_| Wave::new(132 * per_sm, 132);
+/// let square = Shape::columns(4096, 4096);
+/// let plan = plan_shape(&square, OpKind::Sum, f32, h100(3));
+/// assert_eq!((plan.kernel, plan.counters, plan.split), (ShapeKernel::Columns, 16, 22));
+/// let wider = plan_split(ShapeKernel::Columns, 99, &square, OpKind::Sum, f32, h100(3)).unwrap();
+/// assert_eq!((wider.launch.grid, wider.partials), (16 * 99, 99 * 4096));
+/// let few_rows = Shape::rows(16, 1 << 22);
+/// let plan = plan_shape(&few_rows, OpKind::Sum, f32, h100(2));
+/// assert_eq!((plan.kernel, plan.split), (ShapeKernel::RowsSplit, 256));
+/// let more = plan_split(ShapeKernel::RowsSplit, 64, &few_rows, OpKind::Sum, f32, h100(2)).unwrap();
+/// assert_eq!((more.launch.grid, more.partials, more.counters), (16 * 64, 16 * 64, 16));
+/// // 65536 rows of 2 KiB: 16 lanes a row on 4096 blocks of 16 rows (eight warps of two), 8
+/// // lanes on 2048 blocks of 32 rows; 32 lanes would take 8192 blocks of 8 rows, capped at
+/// // four waves (4224 blocks), whose warps then take a second row.
+/// let short = Shape::rows(65536, 512);
+/// let warp = |lanes| plan_split(ShapeKernel::RowsWarp, lanes, &short, OpKind::Sum, f32, h100(8));
+/// let plan = plan_shape(&short, OpKind::Sum, f32, h100(8));
+/// assert_eq!((plan.kernel, plan.split, plan.launch.grid), (ShapeKernel::RowsWarp, 16, 4096));
+/// assert_eq!(warp(16), Some(plan));
+/// assert_eq!(warp(8).unwrap().launch.grid, 2048);
+/// assert_eq!(warp(32).unwrap().launch.grid, 4224);
+/// assert!(warp(6).is_none() && warp(64).is_none() && warp(0).is_none());
+/// let sum_rows = |shape, kernel, split| plan_split(kernel, split, &shape, OpKind::Sum, f32, h100(2));
+/// assert!(sum_rows(Shape::rows(0, 512), ShapeKernel::RowsSplit, 2).is_none());
+/// assert!(sum_rows(Shape::rows(64, 8192), ShapeKernel::RowsBlock, 2).is_none());
+/// assert!(sum_rows(Shape::rows(64, 8192), ShapeKernel::Columns, 2).is_none());
+/// ```
+pub fn plan_split(
+    kernel: ShapeKernel,
+    split: usize,
+    shape: &Shape<'_>,
+    op: OpKind,
+    sizes: Sizes,
+    wave: impl Fn(ShapeKernel) -> Wave,
+) -> Option<ShapePlan> {
+    with_forced_split(kernel, split, |forced| {
+        plan_fitting(
+            shape,
+            op,
+            sizes,
+            Family::Plain,
+            |k| k.block(),
+            wave,
+            Some(forced),
+        )
+    })
 }
 
 /// Chooses the kernel and launch for reducing `shape` with `op` over elements of `sizes`, on
@@ -201,7 +258,7 @@ pub fn plan_reproducible(
         Family::Reproducible,
         block,
         wave,
-        forced,
+        forced.map(Forced::from),
     )
 }
 
@@ -213,9 +270,9 @@ fn plan_fitting(
     family: Family,
     block: impl Fn(ShapeKernel) -> u32,
     wave: impl Fn(ShapeKernel) -> Wave,
-    forced: Option<ShapeKernel>,
+    forced: Option<Forced>,
 ) -> Option<ShapePlan> {
-    if forced.is_some_and(|kernel| !fits(kernel, shape, family, sizes.element)) {
+    if forced.is_some_and(|forced| !fits(forced.kernel, shape, family, sizes.element)) {
         return None;
     }
     Some(plan_layout(
@@ -279,7 +336,7 @@ pub fn plan_for(
         Family::Plain,
         |k| k.block(),
         wave,
-        Some(kernel),
+        Some(kernel.into()),
     )
 }
 
@@ -348,7 +405,7 @@ fn narrow_grid(len: usize, element: usize, block: u32, wave: u64, multiple: u64)
 
 /// The launch for `layout` (see [`plan_shape`]) of a kernel of `family` (`sizes.accumulator`
 /// is a state's bytes for [`Family::Reproducible`]), `block(kernel)` threads per block;
-/// `forced` names the kernel instead of choosing.
+/// `forced` names the kernel instead of choosing (and perhaps `RowsWarp`'s lanes).
 pub(crate) fn plan_layout(
     layout: Layout,
     op: OpKind,
@@ -356,8 +413,10 @@ pub(crate) fn plan_layout(
     family: Family,
     block: impl Fn(ShapeKernel) -> u32,
     wave: impl Fn(ShapeKernel) -> Wave,
-    forced: Option<ShapeKernel>,
+    forced: Option<Forced>,
 ) -> ShapePlan {
+    let forced_lanes = forced.and_then(|forced| forced.lanes);
+    let forced = forced.map(|forced| forced.kernel);
     // The blocks, and the warps, of `kernel` the device holds at once.
     let blocks_of = |kernel: ShapeKernel| wave(kernel).blocks();
     let warps_of =
@@ -389,11 +448,14 @@ pub(crate) fn plan_layout(
             counters,
         }
     };
-    // Groups of `lanes` lanes (`Family::lanes_for_rows`), `32 / lanes` rows per warp at a time;
+    // Groups of `lanes` lanes (`Family::lanes_for_rows`, or the caller's), `32 / lanes` rows per
+    // warp at a time;
     // a grid of at most four waves, whose warps then take the next rows.
     let rows_warp = |rows: usize, row_bytes: usize| {
         let kernel = ShapeKernel::RowsWarp;
-        let lanes = family.lanes_for_rows(op, sizes.element, row_bytes, rows, warps_of(kernel));
+        let lanes = forced_lanes.unwrap_or_else(|| {
+            family.lanes_for_rows(op, sizes.element, row_bytes, rows, warps_of(kernel))
+        });
         let rows_per_block =
             (block(kernel) as usize / WARP_SIZE as usize) * (WARP_SIZE as usize / lanes);
         let grid = (rows.div_ceil(rows_per_block) as u64).min(blocks_of(kernel) * 4);
