@@ -186,16 +186,21 @@ pub fn plan_split(
     wave: impl Fn(ShapeKernel) -> Wave,
 ) -> Option<ShapePlan> {
     with_forced_split(kernel, split, |forced| {
-        plan_fitting(
-            shape,
-            op,
-            sizes,
-            Family::Plain,
-            |k| k.block(),
-            wave,
-            Some(forced),
-        )
+        plain_forced(shape, op, sizes, wave, forced)
     })
+}
+
+/// The plain kernels' plan of `shape` with `forced` in place of the planner's choice, or `None`
+/// where the kernel cannot reduce it ([`fits`]).
+fn plain_forced(
+    shape: &Shape<'_>,
+    op: OpKind,
+    sizes: Sizes,
+    wave: impl Fn(ShapeKernel) -> Wave,
+    forced: Forced,
+) -> Option<ShapePlan> {
+    let block = |kernel: ShapeKernel| kernel.block();
+    plan_fitting(shape, op, sizes, Family::Plain, block, wave, Some(forced))
 }
 
 /// Chooses the kernel and launch for reducing `shape` with `op` over elements of `sizes`, on
@@ -329,15 +334,7 @@ pub fn plan_for(
     sizes: Sizes,
     wave: impl Fn(ShapeKernel) -> Wave,
 ) -> Option<ShapePlan> {
-    plan_fitting(
-        shape,
-        op,
-        sizes,
-        Family::Plain,
-        |k| k.block(),
-        wave,
-        Some(kernel.into()),
-    )
+    plain_forced(shape, op, sizes, wave, kernel.into())
 }
 
 /// What the planner needs to know of a [`Shape`]: the matrix, or the segments' count and
