@@ -83,8 +83,8 @@ pub struct BenchArgs {
     pub shapes: Option<ShapesArg>,
     /// With --shapes: also time the chosen kernel (and the reproducible mode's) with each of
     /// these splits — bands of rows for columns, blocks for narrow columns read flat, blocks
-    /// per row for split rows, lanes per row
-    /// (a power of two up to 32) for a warp per row, at most this many blocks for whole arrays
+    /// per row for split rows, lanes per row (a power of two up to 32, on the planner's grid
+    /// for them) for a warp per row, at most this many blocks for whole arrays
     /// (v8 and the reproducible sum); a block per row has no free split — to measure which the
     /// shape wants (the planner's rules in `reduce/src/plan/`), e.g. 16,32,64,128
     #[arg(long, value_parser = parse_splits, requires = "shapes")]
