@@ -2,9 +2,10 @@
 //! column reductions with more bands than whole runs of rows (the first bands of a tile then
 //! hold no rows: `kernels_gpu::shapes::columns::band_rows`), narrow matrices by either column
 //! kernel and any grid, and rows or segments read by every power of two of lanes per row
-//! (`rows_warp`, its grid counted by the planner for those lanes; for the bf16 argmax too).
-//! Each launch is the planner's with its split replaced (`Reducer::plan_each_split`), run as the
-//! library would run it (`Reducer::reduce_each_planned`); every column's sum (small integers: exact in any order) is checked,
+//! (`rows_warp`, its grid counted by the planner for those lanes, up to its cap of four waves;
+//! for the bf16 argmax too). Each launch is the planner's with its split replaced
+//! (`Reducer::plan_each_split`), run as the library would run it
+//! (`Reducer::reduce_each_planned`); every sum (small integers: exact in any order) is checked,
 //! in the plain and the reproducible mode.
 
 use reduce_rs::ops::Sum;
@@ -169,6 +170,31 @@ fn every_power_of_two_of_lanes_reads_every_row() {
                 "segments, {lanes} lanes (reproducible: {reproducible_mode})"
             );
         }
+    }
+}
+
+#[test]
+fn lanes_past_four_waves_take_a_second_row_a_warp() {
+    // 1000 rows of 64 at 32 lanes want a block for every 8 rows (125 blocks); the planner caps
+    // the grid at four waves, so warps go on to the rows past the grid, as they do on the GPU
+    // wherever the rows outnumber four waves' warps.
+    let shape = Shape::rows(1000, 64);
+    let input = small_integers(1000 * 64);
+    let want: Vec<f32> = input.chunks(64).map(|row| row.iter().sum()).collect();
+    for reproducible_mode in [false, true] {
+        let reducer = Reducer::simulator().with_reproducible(reproducible_mode);
+        let (plan, _) = reducer
+            .plan_each_split::<f32, Sum>(&shape, ShapeKernel::RowsWarp, 32)
+            .expect("32 lanes a row");
+        let rows_per_block = (plan.launch.block / 32) as usize;
+        assert!(
+            (plan.launch.grid as usize) * rows_per_block < 1000,
+            "{plan:?} holds every row at once: the cap is not reached"
+        );
+        let got = reducer
+            .reduce_each_planned(Sum, &input, shape, plan)
+            .expect("the simulator runs the launch");
+        assert_eq!(got, want, "reproducible: {reproducible_mode}");
     }
 }
 

@@ -185,9 +185,9 @@ struct Forced {
     split: Option<usize>,
 }
 
-/// The results of `input` laid out as `spec` by `forced`'s kernel, planned as the library
-/// would plan it if it chose that kernel (`Reducer::plan_each_with`), on the simulator under
-/// `schedule`.
+/// The results of `input` laid out as `spec` by `forced`'s kernel (and split), planned as the
+/// library would plan it if it chose that kernel (`Reducer::plan_each_with`, or
+/// `Reducer::plan_each_split`), on the simulator under `schedule`.
 fn forced_results<T: HostElement, O: Checked<T> + Default>(
     input: &[T],
     spec: &ShapeSpec,
@@ -200,7 +200,9 @@ fn forced_results<T: HostElement, O: Checked<T> + Default>(
         Some(split) => reducer.plan_each_split::<T, O>(&shape, forced.kernel, split),
         None => reducer.plan_each_with::<T, O>(&shape, forced.kernel),
     }
-    .ok_or_else(|| format!("{forced:?} cannot reduce {spec:?}"))?;
+    .ok_or_else(|| {
+        format!("{forced:?}: the kernel cannot reduce {spec:?}, or refuses the split")
+    })?;
     let got = reducer
         .reduce_each_planned(O::default(), input, shape, plan)
         .map_err(|e| format!("{e:#}"))?;

@@ -213,3 +213,36 @@ fn shapes() {
         assert!(plan.launch.grid <= 1, "{shape:?}: {plan:?}");
     }
 }
+
+#[test]
+fn plans_of_ones_own_run_only_as_the_reducer_makes_them() {
+    use reduce_rs::plan::shapes::{Family, ShapeKernel};
+    let reducer = Reducer::simulator();
+    let shape = Shape::rows(1000, 64);
+    let data: Vec<i32> = (0..64_000).map(|i| i % 13 - 6).collect();
+    let want = reducer.reduce_each(Max, &data, shape).unwrap();
+    // Every power of two of lanes, on the grid the planner counts for it.
+    for lanes in [1, 2, 4, 8, 16, 32] {
+        let (plan, _) = reducer
+            .plan_each_split::<i32, Max>(&shape, ShapeKernel::RowsWarp, lanes)
+            .unwrap();
+        let got = reducer
+            .reduce_each_planned(Max, &data, shape, plan)
+            .unwrap();
+        assert_eq!(got, want, "{lanes} lanes");
+    }
+    // A grid the planner would not count for those lanes, and a reproducible plan where the
+    // mode has no twin (an i32 max), are no plans of the reducer's.
+    let (plan, _) = reducer.plan_each::<i32, Max>(&shape);
+    let mut other_grid = plan;
+    other_grid.launch.grid += 1;
+    let mut reproducible = plan;
+    reproducible.family = Family::Reproducible;
+    for refused in [other_grid, reproducible] {
+        let result = reducer.reduce_each_planned(Max, &data, shape, refused);
+        assert!(
+            matches!(result, Err(Error::Shape(_))),
+            "{refused:?}: {result:?}"
+        );
+    }
+}

@@ -119,6 +119,10 @@ impl Reducer {
     /// Whether `plan` is one this reducer makes for `shape`: by [`Reducer::plan_each`],
     /// [`Reducer::plan_each_with`] or [`Reducer::plan_each_split`] in the plan's family.
     fn planned_for<T: Element, O: Operation<T>>(&self, shape: &Shape<'_>, plan: ShapePlan) -> bool {
+        // A reproducible plan only where the mode has a twin for the reduction.
+        if plan.family == Family::Reproducible && repro::kernel_for(T::DTYPE, O::KIND).is_none() {
+            return false;
+        }
         let layout = Layout::of(shape);
         let fits = crate::plan::shapes::fits(plan.kernel, shape, plan.family, size_of::<T>());
         let as_planned = |forced: Option<Forced>| {

@@ -54,7 +54,7 @@ impl ShapePlan {
     /// plan's counters times the split, and the partials the split times what one band, block
     /// or row of blocks holds. `None` for `RowsBlock` (its split is not free) and `RowsWarp`
     /// (its grid depends on the rows: [`with_forced_split`] asks the planner), for a split of
-    /// 0, for no rows or columns, where the grid would pass the launch limit, and for
+    /// 0, for `RowsSplit` with no rows, where the grid would pass the launch limit, and for
     /// `ColumnsNarrow` at no multiple of the column count's odd part or where its threads
     /// times 8 lanes pass 32 bits. The public way in is [`plan_split`] (or
     /// `Reducer::plan_each_split`).
@@ -140,10 +140,10 @@ pub(crate) fn with_forced_split(
 /// would only make the same warps take their rows one after another). `None` where `kernel`
 /// cannot reduce `shape` (as [`plan_for`]), for `RowsBlock` (its split is not free), for a
 /// split of 0 (or no power of two for `RowsWarp`, or no multiple of the odd part of the
-/// column count for `ColumnsNarrow`), for no rows or columns (`RowsWarp` excepted: its one
-/// block then finds no row, whatever its lanes), and where the grid would pass the launch
-/// limit (or, for `ColumnsNarrow`, where its threads times 8 lanes pass 32 bits). The
-/// partials are `split` × the columns (`Columns`, `ColumnsNarrow`) or rows (`RowsSplit`).
+/// column count for `ColumnsNarrow`), for `RowsSplit` with no rows, and where the grid would
+/// pass the launch limit (or, for `ColumnsNarrow`, where its threads times 8 lanes pass 32
+/// bits). The partials are `split` × the columns (`Columns`, `ColumnsNarrow`) or rows
+/// (`RowsSplit`).
 ///
 /// ```
 /// use reduce_rs::{OpKind, Shape};
@@ -446,8 +446,7 @@ pub(crate) fn plan_layout(
         }
     };
     // Groups of `lanes` lanes (`Family::lanes_for_rows`, or the caller's), `32 / lanes` rows per
-    // warp at a time;
-    // a grid of at most four waves, whose warps then take the next rows.
+    // warp at a time; a grid of at most four waves, whose warps then take the next rows.
     let rows_warp = |rows: usize, row_bytes: usize| {
         let kernel = ShapeKernel::RowsWarp;
         let lanes = forced_lanes.unwrap_or_else(|| {
