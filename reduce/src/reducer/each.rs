@@ -50,9 +50,9 @@ impl Reducer {
     }
 
     /// [`Reducer::reduce_each`] by a plan of one's own: one this reducer made with
-    /// [`Reducer::plan_each`], [`Reducer::plan_each_with`] or [`Reducer::plan_each_split`] (another
-    /// split) for the same `shape`, `T` and `O`, for a benchmark or a test
-    /// that compares the kernels a shape could use. The plan's [`Family`] decides whether the
+    /// [`Reducer::plan_each`], [`Reducer::plan_each_with`] or [`Reducer::plan_each_split`]
+    /// (another split) for the same `shape`, `T` and `O`, for a benchmark or a test that
+    /// compares the kernels a shape could use. The plan's [`Family`] decides whether the
     /// reproducible twin runs, as in [`Reducer::job_each`]. Any other plan is refused
     /// ([`Error::Shape`]): its grid and scratch were counted for another reduction. The kernel
     /// runs even over an empty input, to write the empty rows' results.
