@@ -67,19 +67,19 @@ impl ShapePlan {
         if !free || split == 0 || grid == 0 || grid as u64 > MAX_GRID {
             return None;
         }
-        // The flat read's grid: a multiple of its columns' odd part, whose threads' lanes the
-        // kernel counts in 32 bits (else it writes nothing); 8 lanes cover every type.
-        let cols = self.partials / self.split.max(1);
+        // Partials: one row of columns per band (`Columns`) or block (`ColumnsNarrow`), one per
+        // block of a row (`RowsSplit`).
+        let per_split = self.partials / self.split.max(1);
+        // The flat read's grid (its partials per block are its columns): a multiple of the
+        // columns' odd part, whose threads' lanes the kernel counts in 32 bits (else it writes
+        // nothing); 8 lanes cover every type.
         let lanes_in_grid = u64::from(self.launch.block) * MAX_LANES as u64 * split as u64;
         if self.kernel == ShapeKernel::ColumnsNarrow
-            && (!split.is_multiple_of(columns_narrow::grid_multiple(cols))
+            && (!split.is_multiple_of(columns_narrow::grid_multiple(per_split))
                 || lanes_in_grid > u64::from(u32::MAX))
         {
             return None;
         }
-        // Partials: one row of columns per band (`Columns`) or block (`ColumnsNarrow`), one per
-        // block of a row (`RowsSplit`).
-        let per_split = self.partials / self.split.max(1);
         Some(ShapePlan {
             launch: LaunchGrid {
                 grid: grid as u32,
