@@ -49,14 +49,22 @@ differences, each pinned by a test:
 
 from __future__ import annotations
 
-import collections
 import math
 from typing import Any, Optional, Tuple
 
 from . import _native
 from ._arrays import Allocator, Array, describe
+from ._checks import (
+    ARG,
+    ValuesIndices,
+    check_cuda_tensor,
+    check_nonempty,
+    check_out_tensor,
+    check_reproducible,
+    pair_strides,
+)
 from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS, WHOLE, result_dtype
-from ._dims import PUBLIC_NAMES, Dim, dim_layout
+from ._dims import Dim, dim_layout
 
 __all__ = [
     "sum",
@@ -78,33 +86,6 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
-
-#: ``(values, indices)`` of ``max``/``min`` with a ``dim``, as PyTorch's ``torch.return_types``.
-ValuesIndices = collections.namedtuple("ValuesIndices", ["values", "indices"])
-
-_ARG = frozenset(("argmin", "argmax"))
-
-
-def _empty_reduction(op: str, what: str) -> ValueError:
-    return ValueError(
-        f"{PUBLIC_NAMES.get(op, op)}(): {what} has no elements to reduce (as in PyTorch: a sum of "
-        "nothing is 0 and a mean NaN, but there is no minimum, maximum or index of nothing)"
-    )
-
-
-def _check_nonempty(op: str, size: int, results: int, dim: Dim) -> None:
-    """As PyTorch: min, max and the arg operations of nothing are errors (unless there is no
-    result to compute at all)."""
-    if results and (size == 0 or size // results == 0) and op not in ("sum", "mean"):
-        raise _empty_reduction(op, "the input" if dim is None else "the reduced dimension")
-
-
-def _check_reproducible(op: str, layout: int, reproducible: bool) -> None:
-    if reproducible and op not in ("sum", "mean"):
-        raise NotImplementedError(
-            "reproducible=True covers sums and means (the others are order-independent already)"
-        )
-
 
 # PyTorch tensors: the fast path -----------------------------------------------------------------
 #
@@ -149,11 +130,7 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
         from ._arrays import _unsupported
 
         raise _unsupported(x.dtype)
-    if not x.is_cuda:
-        raise ValueError(
-            f"the input is a PyTorch tensor on {x.device}: reduce_rs reduces CUDA tensors "
-            "(move it with .cuda(), or pass a NumPy array with .numpy())"
-        )
+    check_cuda_tensor(x)
     if not x.is_contiguous():
         x = x.contiguous()
     name, code, results_of = facts
@@ -163,12 +140,12 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
         layout, rows, cols, shape, results, move = dim_layout(op, x.shape, dim, keepdim, want_values)
         if move is not None:
             x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
-    _check_reproducible(op, layout, reproducible)
+    check_reproducible(op, reproducible)
     size = x.numel()
-    _check_nonempty(op, size, results, dim)
+    check_nonempty(op, size, results, dim)
     torch = _torch
     device = x.get_device()
-    if op in _ARG:
+    if op in ARG:
         pairs = x.new_empty((results, 2), dtype=torch.int64)
         if results:
             _native.reduce_cuda(
@@ -177,29 +154,20 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
             )
         # The pairs seen as the result's shape: every other int64 is an index (one
         # as_strided: PyTorch's slicing and view calls cost microseconds each).
-        strides = _pair_strides(shape, 2)
+        strides = pair_strides(shape, 2)
         indices = pairs.as_strided(shape, strides)
         if not want_values:
             return indices
         per_pair = 16 // x.element_size()
         values = pairs.view(x.dtype).as_strided(
-            shape, _pair_strides(shape, per_pair), 8 // x.element_size()
+            shape, pair_strides(shape, per_pair), 8 // x.element_size()
         )
         return ValuesIndices(values, indices)
     dtype = results_of[op]
     if out is None:
         result = x.new_empty(shape, dtype=dtype)
     else:
-        if (
-            type(out) is not _Tensor
-            or out.dtype != dtype
-            or tuple(out.shape) != tuple(shape)
-            or out.device != x.device
-            or not out.is_contiguous()
-        ):
-            raise ValueError(
-                f"out= must be a contiguous {dtype} tensor of shape {tuple(shape)} on {x.device}"
-            )
+        check_out_tensor(out, _Tensor, dtype, shape, x)
         result = out
     if size == 0 and op == "mean":
         return result.fill_(math.nan)
@@ -209,16 +177,6 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
             _raw_stream(device), rows, cols, 0, 0, reproducible,
         )
     return result
-
-
-def _pair_strides(shape: Tuple[int, ...], per_pair: int) -> Tuple[int, ...]:
-    """Strides, in elements, of ``shape`` laid over consecutive 16-byte (index, value) pairs
-    of ``per_pair`` elements each."""
-    strides, step = [], per_pair
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= extent
-    return tuple(reversed(strides))
 
 
 # Every other array ------------------------------------------------------------------------------
@@ -287,10 +245,10 @@ def _reduce(op: str, x: Any, dim: Dim, keepdim: bool, out: Any = None,
     layout, rows, cols, shape, results, move = dim_layout(op, array.shape, dim, keepdim, want_values)
     if move is not None:
         array = _move_last(array, move)
-    _check_reproducible(op, layout, reproducible)
-    _check_nonempty(op, array.size, results, dim)
+    check_reproducible(op, reproducible)
+    check_nonempty(op, array.size, results, dim)
     dtype = result_dtype(op, array.dtype)
-    arg = op in _ARG
+    arg = op in ARG
     if array.kind == "host":
         return _reduce_host(op, array, (layout, rows, cols, shape, results), dtype, arg,
                             want_values, out, reproducible)
@@ -416,7 +374,7 @@ def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: b
     host_offsets, device_offsets = _offsets(offsets, array, validate)
     count = device_offsets[1] if device_offsets is not None else len(host_offsets) - 1
     plan = (SEGMENTS, 0, 0, (count,), count)
-    arg = op in _ARG
+    arg = op in ARG
     dtype = result_dtype(op, array.dtype)
     if array.kind == "host":
         import numpy
