@@ -97,11 +97,14 @@ _torch = None
 _Tensor: Any = ()  # torch.Tensor once torch is imported (an empty tuple matches no type)
 _TORCH_DTYPES: dict = {}  # torch.dtype -> (name, code, {op: result torch.dtype})
 _raw_stream: Any = None
+_compiling: Any = None  # torch.compiler.is_compiling where reduce_rs has its custom operator
+_reduce_traced: Any = None  # reduce_rs._compile.reduce_traced, the path Dynamo traces
 
 
 def _torch_ready() -> bool:
-    """Whether torch is imported (by the caller: reduce_rs never imports it first)."""
-    global _torch, _Tensor, _raw_stream
+    """Whether torch is imported (by the caller: reduce_rs never imports it first). The first
+    time it is, registers the operator ``torch.compile`` traces (``reduce_rs._compile``)."""
+    global _torch, _Tensor, _raw_stream, _compiling, _reduce_traced
     if _torch is not None:
         return True
     import sys
@@ -119,6 +122,12 @@ def _torch_ready() -> bool:
             _TORCH_DTYPES[dtype] = (name, code, results)
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     _raw_stream = raw or (lambda index: torch.cuda.current_stream(index).cuda_stream)
+    try:
+        from ._compile import reduce_traced
+    except (ImportError, AttributeError):  # PyTorch before 2.4 has no torch.library.custom_op
+        pass
+    else:
+        _reduce_traced, _compiling = reduce_traced, torch.compiler.is_compiling
     _Tensor = torch.Tensor
     _torch = torch
     return True
@@ -130,6 +139,9 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
         from ._arrays import _unsupported
 
         raise _unsupported(x.dtype)
+    if _compiling is not None and _compiling():
+        # Dynamo is tracing: the same reduction as a custom operator it can put in its graph.
+        return _reduce_traced(op, x, dim, keepdim, out, reproducible, want_values, facts[2])
     check_cuda_tensor(x)
     if not x.is_contiguous():
         x = x.contiguous()

@@ -45,7 +45,7 @@ def reduced_dims(name: str, dim: Dim, ndim: int) -> Optional[Tuple[int, ...]]:
         # One dim (an int, a NumPy integer or 0-d integer array), or what no dim can be.
         dims: Tuple[int, ...] = (as_dim(dim),)
     else:
-        dims = tuple(as_dim(d) for d in dim)
+        dims = tuple([as_dim(d) for d in dim])
     if not dims:
         return None
     if len(dims) > 1 and name in ONE_DIM:
@@ -53,7 +53,7 @@ def reduced_dims(name: str, dim: Dim, ndim: int) -> Optional[Tuple[int, ...]]:
     for d in dims:
         if not (-ndim <= d < ndim or (ndim == 0 and d in (0, -1))):
             raise out_of_range(d, ndim)
-    normal = sorted(d % ndim if ndim else 0 for d in dims)
+    normal = sorted([d % ndim if ndim else 0 for d in dims])
     for a, b in zip(normal, normal[1:]):
         if a == b:
             raise ValueError(f"dim {a} appears multiple times in the list of dims")
@@ -80,10 +80,10 @@ def dim_layout(op: str, shape: Sequence[int], dim: Dim, keepdim: bool, want_valu
         if dims is None:
             return WHOLE, 0, 0, (1,) * ndim if keepdim else (), 1, None
         kept = [d for d in range(ndim) if d not in dims]
-        size = math.prod(shape[d] for d in dims)
-        outer = math.prod(shape[d] for d in kept if d < dims[0])
-        inner = math.prod(shape[d] for d in kept if d > dims[-1])
-        out = tuple(1 if d in dims else shape[d] for d in range(ndim) if keepdim or d not in dims)
+        size = math.prod([shape[d] for d in dims])
+        outer = math.prod([shape[d] for d in kept if d < dims[0]])
+        inner = math.prod([shape[d] for d in kept if d > dims[-1]])
+        out = tuple([1 if d in dims else shape[d] for d in range(ndim) if keepdim or d not in dims])
     results = math.prod(out)
     # Reduced dims next to each other are one dim of their product.
     adjacent = dims[-1] - dims[0] + 1 == len(dims)

@@ -1,0 +1,128 @@
+"""reduce_rs inside ``torch.compile``: the reductions as one PyTorch custom operator.
+
+Dynamo cannot trace a call into the native module (it reads ``data_ptr()``, which a traced
+tensor has not got), so without this a compiled function would break its graph at every
+reduce_rs call, and ``fullgraph=True`` would refuse it. While Dynamo traces, the PyTorch path
+of ``_reduce_torch`` comes here instead: the same checks and the same layouts, decided from
+the shapes at trace time, then ``torch.ops.reduce_rs.reduce`` — an operator that Inductor
+keeps as one call of its own (a "fallback kernel") and that CUDA graphs capture (it launches
+on the current stream and never waits) — and the result's shape and the arg operators'
+(index, value) views laid over its output by ordinary tensor calls, which the graph holds.
+
+The operator's fake implementation says what it writes (a flat result, or the int64 pairs
+of the arg operators) without running anything, which is all a trace needs. Registered once,
+when reduce_rs first meets PyTorch (``_torch_ready``), and only where PyTorch has
+``torch.library.custom_op`` (2.4 and later).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional, Tuple
+
+import torch
+
+from . import _native
+from ._checks import (
+    ARG,
+    ValuesIndices,
+    check_cuda_tensor,
+    check_nonempty,
+    check_out_tensor,
+    check_reproducible,
+    pair_strides,
+)
+from ._codes import DTYPE_CODE, OP_CODE, WHOLE
+from ._dims import Dim, dim_layout
+
+#: The one operator: ``torch.ops.reduce_rs.reduce``.
+OPERATOR = "reduce_rs::reduce"
+
+
+@torch.library.custom_op(OPERATOR, mutates_args=(), device_types="cuda")
+def reduce(
+    x: torch.Tensor,
+    op: str,
+    layout: int,
+    rows: int,
+    cols: int,
+    results: int,
+    dtype: torch.dtype,
+    reproducible: bool,
+) -> torch.Tensor:
+    """``results`` results of ``op`` over the contiguous CUDA tensor ``x`` laid out as
+    ``layout`` (rows × cols where it has them): a flat tensor of ``dtype``, or for the arg
+    operators ``(results, 2)`` int64 pairs of (index, value bits)."""
+    out = _written(x, op, results, dtype)
+    if results:
+        device = x.get_device()
+        _native.reduce_cuda(
+            OP_CODE[op], DTYPE_CODE[_dtype_name(x.dtype)], layout, x.data_ptr(), x.numel(),
+            out.data_ptr(), device, _raw_stream(device), rows, cols, 0, 0, reproducible,
+        )
+    return out
+
+
+@reduce.register_fake
+def _reduce_fake(x, op, layout, rows, cols, results, dtype, reproducible):
+    return _written(x, op, results, dtype)
+
+
+def _written(x: torch.Tensor, op: str, results: int, dtype: torch.dtype) -> torch.Tensor:
+    """What the kernels write: the pairs of an arg operator, else one value per result."""
+    if op in ARG:
+        return x.new_empty((results, 2), dtype=torch.int64)
+    return x.new_empty((results,), dtype=dtype)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def _raw_stream(device: int) -> int:
+    raw: Optional[Callable[[int], int]] = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+
+
+def reduce_traced(
+    op: str,
+    x: torch.Tensor,
+    dim: Dim,
+    keepdim: bool,
+    out: Any,
+    reproducible: bool,
+    want_values: bool,
+    result_dtypes: dict,
+) -> Any:
+    """``_reduce_torch`` as Dynamo traces it (``result_dtypes``: each operator's result type
+    for ``x``'s): the same checks, layouts and results, with the kernels' launch in
+    ``torch.ops.reduce_rs.reduce``. ``out=`` is written by a copy, which the graph holds."""
+    check_cuda_tensor(x)
+    x = x.contiguous()
+    if dim is None:
+        layout, rows, cols, results, move = WHOLE, 0, 0, 1, None
+        shape: Tuple[int, ...] = (1,) * x.dim() if keepdim else ()
+    else:
+        layout, rows, cols, shape, results, move = dim_layout(op, tuple(x.shape), dim, keepdim, want_values)
+        if move is not None:
+            x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
+    check_reproducible(op, reproducible)
+    check_nonempty(op, x.numel(), results, dim)
+    if op in ARG:
+        pairs = torch.ops.reduce_rs.reduce(x, op, layout, rows, cols, results, torch.int64, False)
+        indices = pairs.as_strided(shape, pair_strides(shape, 2))
+        if not want_values:
+            return indices
+        size = x.element_size()
+        values = pairs.view(x.dtype).as_strided(shape, pair_strides(shape, 16 // size), 8 // size)
+        return ValuesIndices(values, indices)
+    dtype = result_dtypes[op]
+    if x.numel() == 0 and op == "mean":
+        result = torch.full(shape, math.nan, dtype=dtype, device=x.device)
+    else:
+        result = torch.ops.reduce_rs.reduce(x, op, layout, rows, cols, results, dtype, reproducible)
+        result = result.view(shape)
+    if out is None:
+        return result
+    check_out_tensor(out, torch.Tensor, dtype, shape, x)
+    return out.copy_(result)

@@ -1,0 +1,225 @@
+"""reduce_rs inside ``torch.compile`` (skipped without PyTorch 2.4 or later).
+
+Two halves. Without a GPU (anywhere PyTorch is installed): the path Dynamo traces, run on CPU
+tensors by the simulator — a CPU kernel for ``reduce_rs::reduce`` registered here, the CUDA
+check lifted — through every backend with ``fullgraph=True``, against the same reductions in
+PyTorch: the layouts, the result shapes, the arg operators' views, ``out=``, dynamic shapes
+and the errors. On a GPU: the operator's own CUDA kernel in Inductor's graphs and in CUDA
+graphs (``mode="reduce-overhead"``), against eager reduce_rs and PyTorch.
+"""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not hasattr(torch.library, "custom_op"):
+    pytest.skip("PyTorch before 2.4 has no torch.library.custom_op", allow_module_level=True)
+
+import reduce_rs  # noqa: E402
+from reduce_rs import _native  # noqa: E402
+from reduce_rs._codes import DTYPE_CODE, OP_CODE  # noqa: E402
+
+reduce_rs._torch_ready()  # registers the operator (as the first call on a tensor would)
+import reduce_rs._compile as traced  # noqa: E402
+
+BACKENDS = ["eager", "aot_eager", "inductor"]
+CUDA = torch.cuda.is_available()
+
+
+@torch.library.register_kernel(traced.OPERATOR, "cpu")
+def _on_the_simulator(x, op, layout, rows, cols, results, dtype, reproducible):
+    """The CUDA kernel's contract on CPU tensors, by the native module's host path."""
+    arg = op in ("argmin", "argmax")
+    values = torch.empty(results, dtype=x.dtype if arg else dtype)
+    indices = torch.empty(results, dtype=torch.int64)
+    name = str(x.dtype).rsplit(".", 1)[-1]
+    _native.reduce_host(
+        OP_CODE[op], DTYPE_CODE[name], layout, x.data_ptr(), x.numel(), values.data_ptr(),
+        indices.data_ptr() if arg else 0, rows, cols, 0, 0, reproducible,
+    )
+    if not arg:
+        return values
+    pairs = torch.zeros((results, 2), dtype=torch.int64)
+    pairs[:, 0] = indices
+    pairs.view(x.dtype)[:, 8 // x.element_size()] = values
+    return pairs
+
+
+@pytest.fixture
+def on_cpu(monkeypatch):
+    """CPU tensors through the traced path (the eager path still refuses them)."""
+    monkeypatch.setattr(traced, "check_cuda_tensor", lambda x: None)
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def compiled(fn, backend, **options):
+    return torch.compile(fn, backend=backend, fullgraph=True, **options)
+
+
+def sampler(logits):
+    """What an LLM's sampler asks of a batch of logits."""
+    values, indices = reduce_rs.max(logits, dim=-1)
+    return reduce_rs.argmax(logits, dim=-1), values, indices
+
+
+def assert_same(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    assert torch.equal(got, want), (got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+def test_arg_operators_in_one_graph(on_cpu, backend, dtype):
+    logits = torch.randn(16, 1000).to(dtype)
+    ids, values, indices = compiled(sampler, backend)(logits)
+    assert_same(ids, torch.argmax(logits, dim=-1))
+    assert_same(values, torch.max(logits, dim=-1).values)
+    assert_same(indices, torch.max(logits, dim=-1).indices)
+    # The same strided views of (index, value) pairs as the eager call gives.
+    assert ids.stride() == (2,) and values.stride() == (16 // logits.element_size(),)
+
+
+CASES = [
+    # (function, dim, keepdim, shape): whole, rows, columns, dims moved last, a tuple of dims.
+    (reduce_rs.sum, None, False, (7, 9)),
+    (reduce_rs.sum, -1, False, (7, 9)),
+    (reduce_rs.sum, 0, True, (7, 9)),
+    (reduce_rs.mean, 1, False, (4, 5, 6)),
+    (reduce_rs.mean, (0, 2), True, (4, 5, 6)),
+    (reduce_rs.amax, (1, 2), False, (4, 5, 6)),
+    (reduce_rs.amin, None, True, (4, 5, 6)),
+    (reduce_rs.argmin, 1, True, (4, 5, 6)),
+    (reduce_rs.argmax, None, False, (4, 5, 6)),
+]
+TORCH_OF = {
+    reduce_rs.sum: torch.sum,
+    reduce_rs.mean: torch.mean,
+    reduce_rs.amax: torch.amax,
+    reduce_rs.amin: torch.amin,
+    reduce_rs.argmin: torch.argmin,
+    reduce_rs.argmax: torch.argmax,
+}
+
+
+def torch_call(function, x, dim, keepdim):
+    ours = TORCH_OF[function]
+    if dim is None:
+        if function in (reduce_rs.amax, reduce_rs.amin):
+            return ours(x, dim=tuple(range(x.dim())), keepdim=keepdim)
+        return ours(x, keepdim=keepdim) if function in (reduce_rs.argmax, reduce_rs.argmin) else ours(x)
+    return ours(x, dim=dim, keepdim=keepdim)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].__name__}-{c[1]}-{c[2]}")
+def test_every_layout_traced(on_cpu, backend, case):
+    function, dim, keepdim, shape = case
+    x = torch.randn(shape)
+    got = compiled(lambda t: function(t, dim, keepdim), backend)(x)
+    want = torch_call(function, x, dim, keepdim)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_and_reproducible_traced(on_cpu, backend):
+    x = torch.randn(33, 17)
+
+    def program(t, into):
+        return reduce_rs.sum(t, dim=-1, out=into), reduce_rs.sum(t, reproducible=True)
+
+    into = torch.empty(33)
+    rows, whole = compiled(program, backend)(x, into)
+    torch.testing.assert_close(into, x.sum(-1), rtol=1e-5, atol=1e-5)
+    assert rows.data_ptr() == into.data_ptr()
+    # The reproducible sum's bits are the eager call's (NumPy, the simulator).
+    assert whole.item() == float(reduce_rs.sum(x.numpy(), reproducible=True))
+
+
+def test_dynamic_shapes_one_graph(on_cpu):
+    function = compiled(lambda t: (reduce_rs.sum(t, dim=0), reduce_rs.argmax(t, dim=-1)), "inductor", dynamic=True)
+    for rows in (5, 9, 130):
+        x = torch.randn(rows, 11)
+        sums, ids = function(x)
+        torch.testing.assert_close(sums, x.sum(0), rtol=1e-5, atol=1e-5)
+        assert_same(ids, x.argmax(-1))
+
+
+def test_what_eager_refuses_is_refused_traced(on_cpu):
+    # With fullgraph, Dynamo says that the traced code raised (without it, it runs the eager
+    # call, whose error the caller sees: the GPU test below).
+    with pytest.raises(Exception, match="exception"):
+        compiled(lambda t: reduce_rs.amax(t, dim=0), "eager")(torch.empty(0, 3))
+    with pytest.raises(Exception, match="exception"):
+        compiled(lambda t: reduce_rs.sum(t, dim=(0, 0)), "eager")(torch.ones(2, 2))
+
+
+def test_the_traced_path_refuses_cpu_tensors():
+    torch._dynamo.reset()
+    with pytest.raises(ValueError, match="reduces CUDA tensors"):
+        torch.compile(lambda t: reduce_rs.sum(t))(torch.ones(3))
+
+
+# On the GPU ---------------------------------------------------------------------------------
+
+gpu = pytest.mark.skipif(not CUDA, reason="no CUDA device for PyTorch")
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_sampler_in_inductor_on_the_gpu(dtype):
+    torch._dynamo.reset()
+    logits = torch.randn(64, 128256, device="cuda").to(dtype)
+    ids, values, indices = compiled(sampler, "inductor")(logits)
+    assert_same(ids, reduce_rs.argmax(logits, dim=-1))
+    assert_same(ids, torch.argmax(logits, dim=-1))
+    assert_same(values, torch.max(logits, dim=-1).values)
+    assert_same(indices, torch.max(logits, dim=-1).indices)
+
+
+@gpu
+def test_cuda_graphs_replay_new_inputs():
+    """mode="reduce-overhead" captures the kernels in a CUDA graph: each replay reduces
+    what the input holds then."""
+    torch._dynamo.reset()
+
+    def step(logits, scale):
+        return reduce_rs.argmax(logits * scale, dim=-1), reduce_rs.sum(logits, dim=0)
+
+    function = torch.compile(step, mode="reduce-overhead", fullgraph=True)
+    for seed in range(5):
+        torch.manual_seed(seed)
+        logits = torch.randn(8, 32000, device="cuda", dtype=torch.bfloat16)
+        scale = torch.rand(8, 1, device="cuda", dtype=torch.bfloat16) + 0.5
+        ids, sums = function(logits, scale)
+        assert_same(ids, torch.argmax(logits * scale, dim=-1))
+        assert_same(sums, reduce_rs.sum(logits, dim=0))
+
+
+@gpu
+def test_errors_of_eager_calls_through_compile():
+    torch._dynamo.reset()
+    with pytest.raises(ValueError, match="no elements to reduce"):
+        torch.compile(lambda t: reduce_rs.argmax(t, dim=0))(torch.empty(0, 3, device="cuda"))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.compile(lambda t: reduce_rs.sum(t, dim=2) + 1)(torch.ones(3, 3, device="cuda"))
+
+
+@gpu
+def test_segments_run_eagerly_between_graphs():
+    torch._dynamo.reset()
+    values = torch.randn(1000, device="cuda")
+    offsets = torch.tensor([0, 10, 10, 400, 1000], device="cuda")
+    got = torch.compile(lambda v, o: reduce_rs.segment_sum(v * 2, o) + 1)(values, offsets)
+    assert torch.equal(got, reduce_rs.segment_sum(values * 2, offsets) + 1)
+
+
+@gpu
+def test_reproducible_bits_traced_on_the_gpu():
+    torch._dynamo.reset()
+    x = torch.randn(1000, 333, device="cuda")
+    function = compiled(lambda t: (reduce_rs.sum(t, reproducible=True), reduce_rs.mean(t, dim=-1, reproducible=True)), "inductor")
+    whole, rows = function(x)
+    assert torch.equal(whole, reduce_rs.sum(x, reproducible=True))
+    assert torch.equal(rows, reduce_rs.mean(x, dim=-1, reproducible=True))
