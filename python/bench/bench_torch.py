@@ -9,7 +9,9 @@ For every case: the result is checked against PyTorch's, then two figures for ea
   times the L2 cache, so that none is in it; the median of the runs.
 - **wall µs/call**: 1000 calls back to back, then one synchronisation, over 1000: what a loop
   of calls costs, host overhead included (for small tensors the host is the bottleneck).
-``--compile`` adds ``torch.compile`` of the same PyTorch call (after its warm-up compilation).
+``--compile`` adds ``torch.compile`` of the same PyTorch call (after its warm-up compilation),
+and of the reduce_rs call (one custom operator in the graph; the GPU time should be eager
+reduce_rs's, the host's cost of a call the compiled function's).
 """
 
 import argparse
@@ -175,7 +177,8 @@ def main():
     if cupy:
         header += ["cupy GPU µs", "cupy wall µs/call"]
     if args.compile:
-        header += ["compile GPU µs", "compile wall µs/call"]
+        header += ["compile GPU µs", "compile wall µs/call", "reduce_rs compiled GPU µs",
+                   "reduce_rs compiled wall µs/call"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     rows = []
@@ -200,10 +203,23 @@ def main():
             else:
                 row["cupy GPU µs"] = row["cupy wall µs/call"] = float("nan")
         if args.compile:
-            compiled = torch.compile(theirs)
+            # A fresh Dynamo for each case, shapes static: the cases share functions (torch.sum,
+            # the lambda of `along`), and Dynamo recompiles a function met again with another
+            # shape for symbolic sizes (automatic dynamic shapes), whose kernels are not the
+            # ones compiled for the shape (the 2^28 sum, compiled so after those of 1024 and
+            # 2^20 elements, took 574.9 µs in call 77, eager PyTorch 347.7).
+            torch._dynamo.reset()
+            compiled = torch.compile(theirs, dynamic=False)
             compiled(x)
             row["compile GPU µs"] = gpu_time_us(compiled, inputs, runs)
             row["compile wall µs/call"] = wall_us(lambda: compiled(x), calls)
+            ours_compiled = torch.compile(ours, dynamic=False)
+            ok = same(compare, ours_compiled(x), theirs(x))
+            failed |= not ok
+            if not ok:
+                row["check"] = "FAIL (reduce_rs compiled)"
+            row["reduce_rs compiled GPU µs"] = gpu_time_us(ours_compiled, inputs, runs)
+            row["reduce_rs compiled wall µs/call"] = wall_us(lambda: ours_compiled(x), calls)
         rows.append(row)
         cells = [f"{row[h]:.2f}" if isinstance(row[h], float) else str(row[h]) for h in header]
         print("| " + " | ".join(cells) + " |", flush=True)
