@@ -59,6 +59,7 @@ from ._checks import (
     ValuesIndices,
     check_cuda_tensor,
     check_nonempty,
+    check_offsets,
     check_out_tensor,
     check_reproducible,
     pair_strides,
@@ -99,12 +100,13 @@ _TORCH_DTYPES: dict = {}  # torch.dtype -> (name, code, {op: result torch.dtype}
 _raw_stream: Any = None
 _compiling: Any = None  # torch.compiler.is_compiling where reduce_rs has its custom operator
 _reduce_traced: Any = None  # reduce_rs._compile.reduce_traced, the path Dynamo traces
+_segments_traced: Any = None  # and reduce_rs._compile.segments_traced
 
 
 def _torch_ready() -> bool:
     """Whether torch is imported (by the caller: reduce_rs never imports it first). The first
     time it is, registers the operator ``torch.compile`` traces (``reduce_rs._compile``)."""
-    global _torch, _Tensor, _raw_stream, _compiling, _reduce_traced
+    global _torch, _Tensor, _raw_stream, _compiling, _reduce_traced, _segments_traced
     if _torch is not None:
         return True
     import sys
@@ -123,11 +125,12 @@ def _torch_ready() -> bool:
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     _raw_stream = raw or (lambda index: torch.cuda.current_stream(index).cuda_stream)
     try:
-        from ._compile import reduce_traced
+        from ._compile import reduce_traced, segments_traced
     except (ImportError, AttributeError):  # PyTorch before 2.4 has no torch.library.custom_op
         pass
     else:
-        _reduce_traced, _compiling = reduce_traced, torch.compiler.is_compiling
+        _reduce_traced, _segments_traced = reduce_traced, segments_traced
+        _compiling = torch.compiler.is_compiling
     _Tensor = torch.Tensor
     _torch = torch
     return True
@@ -380,6 +383,14 @@ def min(x: Any, dim: Optional[int] = None, keepdim: bool = False) -> Any:  # noq
 
 def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: bool = False,
               reproducible: bool = False) -> Any:
+    if _compiling is not None and type(values) is _Tensor and _compiling():
+        # Dynamo is tracing: the same reduction as a custom operator it can put in its graph.
+        facts = _TORCH_DTYPES.get(values.dtype)
+        if facts is None:
+            from ._arrays import _unsupported
+
+            raise _unsupported(values.dtype)
+        return _segments_traced(op, values, offsets, validate, want_values, reproducible, facts[2])
     array = describe(values, "values")
     if len(array.shape) != 1:
         raise ValueError(f"values must be one-dimensional, not of shape {array.shape}")
@@ -443,7 +454,7 @@ def _offsets(offsets: Any, values: Array, validate: bool) -> Tuple[Any, Any]:
             raise TypeError(f"offsets must be integers, not {host.dtype}")
         host = host.astype(numpy.int64)
     if host is not None:
-        _check_offsets(host, values.size)
+        check_offsets(host, values.size)
     if not on_gpu:
         return host, None
     if device_array is None:
@@ -472,26 +483,6 @@ def _upload(host: Any, values: Array) -> Array:
 
     with cupy.cuda.Device(values.device):
         return describe(cupy.asarray(host), "offsets")
-
-
-def _check_offsets(offsets: Any, length: int) -> None:
-    import numpy
-
-    if offsets.ndim != 1 or len(offsets) < 1:
-        raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
-    if offsets[0] < 0:
-        raise ValueError(f"offsets must not be negative: offsets[0] = {offsets[0]}")
-    decreasing = numpy.flatnonzero(offsets[1:] < offsets[:-1])
-    if len(decreasing):
-        at = int(decreasing[0])
-        raise ValueError(
-            f"offsets must not decrease: offsets[{at}] = {offsets[at]} > "
-            f"offsets[{at + 1}] = {offsets[at + 1]}"
-        )
-    if offsets[-1] > length:
-        raise ValueError(
-            f"the last segment ends at {offsets[-1]}, past the values' {length} elements"
-        )
 
 
 def segment_sum(values: Any, offsets: Any, *, validate: bool = True, reproducible: bool = False) -> Any:

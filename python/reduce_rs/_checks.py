@@ -60,6 +60,28 @@ def check_out_tensor(out: Any, tensor_type: type, dtype: Any, shape: Tuple[int, 
         )
 
 
+def check_offsets(offsets: Any, length: int) -> None:
+    """CSR offsets (a host int64 array) of segments of an array of ``length`` elements: at
+    least one, none negative, none decreasing, the last within the array."""
+    import numpy
+
+    if offsets.ndim != 1 or len(offsets) < 1:
+        raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
+    if offsets[0] < 0:
+        raise ValueError(f"offsets must not be negative: offsets[0] = {offsets[0]}")
+    decreasing = numpy.flatnonzero(offsets[1:] < offsets[:-1])
+    if len(decreasing):
+        at = int(decreasing[0])
+        raise ValueError(
+            f"offsets must not decrease: offsets[{at}] = {offsets[at]} > "
+            f"offsets[{at + 1}] = {offsets[at + 1]}"
+        )
+    if offsets[-1] > length:
+        raise ValueError(
+            f"the last segment ends at {offsets[-1]}, past the values' {length} elements"
+        )
+
+
 def pair_strides(shape: Tuple[int, ...], per_pair: int) -> Tuple[int, ...]:
     """Strides, in elements, of ``shape`` laid over consecutive 16-byte (index, value) pairs
     of ``per_pair`` elements each."""

@@ -1,4 +1,4 @@
-"""reduce_rs inside ``torch.compile``: the reductions as one PyTorch custom operator.
+"""reduce_rs inside ``torch.compile``: the reductions as PyTorch custom operators.
 
 Dynamo cannot trace a call into the native module (it reads ``data_ptr()``, which a traced
 tensor has not got), so without this a compiled function would break its graph at every
@@ -8,8 +8,10 @@ the shapes at trace time, then ``torch.ops.reduce_rs.reduce`` — an operator th
 keeps as one call of its own (a "fallback kernel") and that CUDA graphs capture (it launches
 on the current stream and never waits) — and the result's shape and the arg operators'
 (index, value) views laid over its output by ordinary tensor calls, which the graph holds.
+The segment reductions are ``torch.ops.reduce_rs.segments``, their offsets a tensor, checked
+(``validate=True``) when the graph runs.
 
-The operator's fake implementation says what it writes (a flat result, or the int64 pairs
+Each operator's fake implementation says what it writes (a flat result, or the int64 pairs
 of the arg operators) without running anything, which is all a trace needs. Registered once,
 when reduce_rs first meets PyTorch (``_torch_ready``), and only where PyTorch has
 ``torch.library.custom_op`` (2.4 and later).
@@ -28,15 +30,17 @@ from ._checks import (
     ValuesIndices,
     check_cuda_tensor,
     check_nonempty,
+    check_offsets,
     check_out_tensor,
     check_reproducible,
     pair_strides,
 )
-from ._codes import DTYPE_CODE, OP_CODE, WHOLE
+from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS, WHOLE
 from ._dims import Dim, dim_layout
 
-#: The one operator: ``torch.ops.reduce_rs.reduce``.
+#: The operators: ``torch.ops.reduce_rs.reduce`` and ``torch.ops.reduce_rs.segments``.
 OPERATOR = "reduce_rs::reduce"
+SEGMENTS_OPERATOR = "reduce_rs::segments"
 
 
 @torch.library.custom_op(OPERATOR, mutates_args=(), device_types="cuda")
@@ -66,6 +70,38 @@ def reduce(
 @reduce.register_fake
 def _reduce_fake(x, op, layout, rows, cols, results, dtype, reproducible):
     return _written(x, op, results, dtype)
+
+
+@torch.library.custom_op(SEGMENTS_OPERATOR, mutates_args=(), device_types="cuda")
+def segments(
+    values: torch.Tensor,
+    offsets: torch.Tensor,
+    op: str,
+    dtype: torch.dtype,
+    reproducible: bool,
+    validate: bool,
+) -> torch.Tensor:
+    """``op`` of every segment of the contiguous CUDA tensor ``values`` between consecutive
+    ``offsets`` (int64, on its device): as ``reduce``'s output, one result per segment.
+    ``validate``: the offsets are checked first, on the host (a wait for the GPU, which a CUDA
+    graph being captured does not allow)."""
+    count = offsets.numel() - 1
+    if validate:
+        check_offsets(offsets.cpu().numpy(), values.numel())
+    out = _written(values, op, count, dtype)
+    if count:
+        device = values.get_device()
+        _native.reduce_cuda(
+            OP_CODE[op], DTYPE_CODE[_dtype_name(values.dtype)], SEGMENTS, values.data_ptr(),
+            values.numel(), out.data_ptr(), device, _raw_stream(device), 0, 0,
+            offsets.data_ptr(), count, reproducible,
+        )
+    return out
+
+
+@segments.register_fake
+def _segments_fake(values, offsets, op, dtype, reproducible, validate):
+    return _written(values, op, offsets.numel() - 1, dtype)
 
 
 def _written(x: torch.Tensor, op: str, results: int, dtype: torch.dtype) -> torch.Tensor:
@@ -126,3 +162,45 @@ def reduce_traced(
         return result
     check_out_tensor(out, torch.Tensor, dtype, shape, x)
     return out.copy_(result)
+
+
+def segments_traced(
+    op: str,
+    values: torch.Tensor,
+    offsets: Any,
+    validate: bool,
+    want_values: bool,
+    reproducible: bool,
+    result_dtypes: dict,
+) -> Any:
+    """``_segments`` as Dynamo traces it, for offsets given as a tensor (on the values' device,
+    int64 or uint64 as the eager call takes them; on the CPU, any integer type, copied there).
+    The checks of ``validate`` run in the operator, when the graph runs."""
+    check_cuda_tensor(values)
+    if values.dim() != 1:
+        raise ValueError(f"values must be one-dimensional, not of shape {tuple(values.shape)}")
+    if not isinstance(offsets, torch.Tensor):
+        raise TypeError(
+            "inside torch.compile the offsets of a segment reduction are a tensor "
+            "(torch.tensor(offsets)), not a " + type(offsets).__name__
+        )
+    if offsets.is_cuda:
+        if offsets.device != values.device:
+            raise ValueError(f"offsets are on {offsets.device}, values on {values.device}")
+        if offsets.dtype not in (torch.int64, torch.uint64):
+            raise TypeError(f"offsets must be int64, not {_dtype_name(offsets.dtype)}")
+    elif offsets.is_floating_point() or offsets.is_complex() or offsets.dtype == torch.bool:
+        raise TypeError(f"offsets must be integers, not {_dtype_name(offsets.dtype)}")
+    if offsets.dim() != 1 or offsets.numel() < 1:
+        raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
+    values = values.contiguous()
+    offsets = offsets.to(device=values.device, dtype=torch.int64).contiguous()
+    count = offsets.numel() - 1
+    if op in ARG:
+        pairs = torch.ops.reduce_rs.segments(values, offsets, op, torch.int64, False, validate)
+        indices = pairs.as_strided((count,), (2,))
+        if not want_values:
+            return indices
+        size = values.element_size()
+        return ValuesIndices(pairs.view(values.dtype).as_strided((count,), (16 // size,), 8 // size), indices)
+    return torch.ops.reduce_rs.segments(values, offsets, op, result_dtypes[op], reproducible, validate)

@@ -1,10 +1,10 @@
 """reduce_rs inside ``torch.compile`` (skipped without PyTorch 2.4 or later).
 
 Two halves. Without a GPU (anywhere PyTorch is installed): the path Dynamo traces, run on CPU
-tensors by the simulator — a CPU kernel for ``reduce_rs::reduce`` registered here, the CUDA
-check lifted — through every backend with ``fullgraph=True``, against the same reductions in
-PyTorch: the layouts, the result shapes, the arg operators' views, ``out=``, dynamic shapes
-and the errors. On a GPU: the operator's own CUDA kernel in Inductor's graphs and in CUDA
+tensors by the simulator — CPU kernels for ``reduce_rs::reduce`` and ``reduce_rs::segments``
+registered here, the CUDA check lifted — through every backend with ``fullgraph=True``,
+against the same reductions in PyTorch: the layouts, the result shapes, the arg operators'
+views, ``out=``, segments, dynamic shapes and the errors. On a GPU: the operator's own CUDA kernel in Inductor's graphs and in CUDA
 graphs (``mode="reduce-overhead"``), against eager reduce_rs and PyTorch.
 """
 
@@ -41,6 +41,29 @@ def _on_the_simulator(x, op, layout, rows, cols, results, dtype, reproducible):
     pairs = torch.zeros((results, 2), dtype=torch.int64)
     pairs[:, 0] = indices
     pairs.view(x.dtype)[:, 8 // x.element_size()] = values
+    return pairs
+
+
+@torch.library.register_kernel(traced.SEGMENTS_OPERATOR, "cpu")
+def _segments_on_the_simulator(values, offsets, op, dtype, reproducible, validate):
+    if validate:
+        reduce_rs._checks.check_offsets(offsets.numpy(), values.numel())
+    count = offsets.numel() - 1
+    arg = op in ("argmin", "argmax")
+    name = str(values.dtype).rsplit(".", 1)[-1]
+    # The host path writes the segments that are not empty (as the eager call's buffers,
+    # these start as what an empty segment gives).
+    out = torch.full((count,), reduce_rs._empty_value(op, name), dtype=values.dtype if arg else dtype)
+    indices = torch.full((count,), -1, dtype=torch.int64)
+    _native.reduce_host(
+        OP_CODE[op], DTYPE_CODE[name], 3, values.data_ptr(), values.numel(), out.data_ptr(),
+        indices.data_ptr() if arg else 0, 0, 0, offsets.data_ptr(), count, reproducible,
+    )
+    if not arg:
+        return out
+    pairs = torch.zeros((count, 2), dtype=torch.int64)
+    pairs[:, 0] = indices
+    pairs.view(values.dtype)[:, 8 // values.element_size()] = out
     return pairs
 
 
@@ -137,6 +160,35 @@ def test_out_and_reproducible_traced(on_cpu, backend):
     assert whole.item() == float(reduce_rs.sum(x.numpy(), reproducible=True))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_segments_traced(on_cpu, backend):
+    values = torch.randn(1000)
+    offsets = torch.tensor([0, 10, 10, 400, 1000])
+
+    def program(v, o):
+        return (
+            reduce_rs.segment_sum(v, o),
+            reduce_rs.segment_max(v, o),
+            reduce_rs.segment_argmax(v, o),
+            reduce_rs.segment_mean(v, o, validate=False),
+        )
+
+    sums, maxima, ids, means = compiled(program, backend)(values, offsets)
+    pieces = [values[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    torch.testing.assert_close(sums, torch.stack([p.sum() for p in pieces]), rtol=1e-5, atol=1e-5)
+    assert torch.equal(maxima[[0, 2, 3]], torch.stack([pieces[k].max() for k in (0, 2, 3)]))
+    assert maxima[1] == -torch.inf and ids[1] == -1 and torch.isnan(means[1])
+    assert ids.tolist() == [int(pieces[0].argmax()), -1, int(pieces[2].argmax()), int(pieces[3].argmax())]
+
+
+def test_segments_offsets_checked_when_the_graph_runs(on_cpu):
+    program = compiled(lambda v, o: reduce_rs.segment_sum(v, o), "aot_eager")
+    with pytest.raises(ValueError, match="offsets must not decrease"):
+        program(torch.randn(10), torch.tensor([0, 5, 3, 10]))
+    with pytest.raises(Exception, match="exception"):
+        compiled(lambda v: reduce_rs.segment_sum(v, [0, 5, 10]), "eager")(torch.randn(10))
+
+
 def test_dynamic_shapes_one_graph(on_cpu):
     function = compiled(lambda t: (reduce_rs.sum(t, dim=0), reduce_rs.argmax(t, dim=-1)), "inductor", dynamic=True)
     for rows in (5, 9, 130):
@@ -198,6 +250,24 @@ def test_cuda_graphs_replay_new_inputs():
 
 
 @gpu
+def test_first_call_inside_a_compiled_function():
+    """reduce_rs imported before torch (as isort orders them) and first called in a graph:
+    Dynamo traces the registration of the operator too."""
+    import subprocess
+    import sys
+
+    program = (
+        "import reduce_rs\n"
+        "import torch\n"
+        "f = torch.compile(lambda t: reduce_rs.argmax(t, dim=-1), fullgraph=True)\n"
+        "x = torch.randn(16, 5000, device='cuda')\n"
+        "assert torch.equal(f(x), torch.argmax(x, dim=-1))\n"
+        "assert reduce_rs._reduce_traced is not None\n"
+    )
+    subprocess.run([sys.executable, "-c", program], check=True)
+
+
+@gpu
 def test_errors_of_eager_calls_through_compile():
     torch._dynamo.reset()
     with pytest.raises(ValueError, match="no elements to reduce"):
@@ -207,12 +277,22 @@ def test_errors_of_eager_calls_through_compile():
 
 
 @gpu
-def test_segments_run_eagerly_between_graphs():
+@pytest.mark.parametrize("validate", [True, False])
+def test_segments_in_inductor_on_the_gpu(validate):
     torch._dynamo.reset()
-    values = torch.randn(1000, device="cuda")
-    offsets = torch.tensor([0, 10, 10, 400, 1000], device="cuda")
-    got = torch.compile(lambda v, o: reduce_rs.segment_sum(v * 2, o) + 1)(values, offsets)
-    assert torch.equal(got, reduce_rs.segment_sum(values * 2, offsets) + 1)
+    values = torch.randn(100_000, device="cuda")
+    lengths = torch.randint(0, 600, (300,))
+    offsets = torch.zeros(301, dtype=torch.int64)
+    offsets[1:] = torch.cumsum(lengths, 0)
+    offsets = offsets.cuda()
+    values = values[: int(offsets[-1])]
+
+    def program(v, o):
+        return reduce_rs.segment_sum(v * 2, o, validate=validate) + 1, reduce_rs.segment_argmax(v, o, validate=validate)
+
+    sums, ids = compiled(program, "inductor")(values, offsets)
+    assert torch.equal(sums, reduce_rs.segment_sum(values * 2, offsets) + 1)
+    assert torch.equal(ids, reduce_rs.segment_argmax(values, offsets))
 
 
 @gpu
