@@ -21,6 +21,7 @@ echo "== pytest python/tests"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== python/examples/greedy_sampler.py"
 python3 python/examples/greedy_sampler.py --steps 50 2>&1 | tee "$OUT/greedy.log" || status=1
+python3 python/examples/greedy_sampler.py --steps 50 --compile 2>&1 | tee -a "$OUT/greedy.log" || status=1
 echo "== python/bench/overhead.py"
 python3 python/bench/overhead.py --calls 5000 2>&1 | tee "$OUT/overhead.log" || status=1
 echo "== python/bench/bench_torch.py ${BENCH_ARGS:-}"
