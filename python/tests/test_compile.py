@@ -16,7 +16,7 @@ if not hasattr(torch.library, "custom_op"):
 
 import reduce_rs  # noqa: E402
 from reduce_rs import _native  # noqa: E402
-from reduce_rs._codes import DTYPE_CODE, OP_CODE  # noqa: E402
+from reduce_rs._codes import DTYPE_CODE, OP_CODE, SEGMENTS  # noqa: E402
 
 reduce_rs._torch_ready()  # registers the operator (as the first call on a tensor would)
 import reduce_rs._compile as traced  # noqa: E402
@@ -25,16 +25,20 @@ BACKENDS = ["eager", "aot_eager", "inductor"]
 CUDA = torch.cuda.is_available()
 
 
-@torch.library.register_kernel(traced.OPERATOR, "cpu")
-def _on_the_simulator(x, op, layout, rows, cols, results, dtype, reproducible):
-    """The CUDA kernel's contract on CPU tensors, by the native module's host path."""
+def on_the_simulator(op, x, layout, rows, cols, results, dtype, reproducible, offsets=None):
+    """What the CUDA kernels write, for CPU tensors, by the native module's host path: one
+    value per result, or the arg operators' (index, value) pairs."""
     arg = op in ("argmin", "argmax")
-    values = torch.empty(results, dtype=x.dtype if arg else dtype)
-    indices = torch.empty(results, dtype=torch.int64)
     name = str(x.dtype).rsplit(".", 1)[-1]
+    # The host path writes the segments that are not empty (as the eager call's buffers,
+    # these start as what an empty segment gives).
+    values = torch.full((results,), reduce_rs._empty_value(op, name), dtype=x.dtype if arg else dtype)
+    indices = torch.full((results,), -1, dtype=torch.int64)
     _native.reduce_host(
         OP_CODE[op], DTYPE_CODE[name], layout, x.data_ptr(), x.numel(), values.data_ptr(),
-        indices.data_ptr() if arg else 0, rows, cols, 0, 0, reproducible,
+        indices.data_ptr() if arg else 0, rows, cols,
+        0 if offsets is None else offsets.data_ptr(), 0 if offsets is None else results,
+        reproducible,
     )
     if not arg:
         return values
@@ -44,27 +48,17 @@ def _on_the_simulator(x, op, layout, rows, cols, results, dtype, reproducible):
     return pairs
 
 
+@torch.library.register_kernel(traced.OPERATOR, "cpu")
+def _reduce_on_cpu(x, op, layout, rows, cols, results, dtype, reproducible):
+    return on_the_simulator(op, x, layout, rows, cols, results, dtype, reproducible)
+
+
 @torch.library.register_kernel(traced.SEGMENTS_OPERATOR, "cpu")
-def _segments_on_the_simulator(values, offsets, op, dtype, reproducible, validate):
+def _segments_on_cpu(values, offsets, op, dtype, reproducible, validate):
     if validate:
         reduce_rs._checks.check_offsets(offsets.numpy(), values.numel())
     count = offsets.numel() - 1
-    arg = op in ("argmin", "argmax")
-    name = str(values.dtype).rsplit(".", 1)[-1]
-    # The host path writes the segments that are not empty (as the eager call's buffers,
-    # these start as what an empty segment gives).
-    out = torch.full((count,), reduce_rs._empty_value(op, name), dtype=values.dtype if arg else dtype)
-    indices = torch.full((count,), -1, dtype=torch.int64)
-    _native.reduce_host(
-        OP_CODE[op], DTYPE_CODE[name], 3, values.data_ptr(), values.numel(), out.data_ptr(),
-        indices.data_ptr() if arg else 0, 0, 0, offsets.data_ptr(), count, reproducible,
-    )
-    if not arg:
-        return out
-    pairs = torch.zeros((count, 2), dtype=torch.int64)
-    pairs[:, 0] = indices
-    pairs.view(values.dtype)[:, 8 // values.element_size()] = out
-    return pairs
+    return on_the_simulator(op, values, SEGMENTS, 0, 0, count, dtype, reproducible, offsets)
 
 
 @pytest.fixture
