@@ -126,7 +126,9 @@ def _torch_ready() -> bool:
     _raw_stream = raw or (lambda index: torch.cuda.current_stream(index).cuda_stream)
     try:
         from ._compile import reduce_traced, segments_traced
-    except (ImportError, AttributeError):  # PyTorch before 2.4 has no torch.library.custom_op
+    except Exception:  # noqa: BLE001 -- PyTorch before 2.4 has no torch.library.custom_op; an
+        # operator of that name already registered (another copy of the package) is refused:
+        # either way eager calls go on, without the traced path.
         pass
     else:
         _reduce_traced, _segments_traced = reduce_traced, segments_traced
@@ -256,6 +258,9 @@ def _reduce(op: str, x: Any, dim: Dim, keepdim: bool, out: Any = None,
             reproducible: bool = False, want_values: bool = False) -> Any:
     if type(x) is _Tensor or (_torch is None and _torch_ready() and type(x) is _Tensor):
         return _reduce_torch(op, x, dim, keepdim, out, reproducible, want_values)
+    if _compiling is not None and isinstance(x, _Tensor) and _compiling():
+        # A subclass of torch.Tensor (an nn.Parameter) while Dynamo traces: the traced path too.
+        return _reduce_torch(op, x, dim, keepdim, out, reproducible, want_values)
     array = describe(x)
     layout, rows, cols, shape, results, move = dim_layout(op, array.shape, dim, keepdim, want_values)
     if move is not None:
@@ -383,7 +388,8 @@ def min(x: Any, dim: Optional[int] = None, keepdim: bool = False) -> Any:  # noq
 
 def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: bool = False,
               reproducible: bool = False) -> Any:
-    if _compiling is not None and type(values) is _Tensor and _compiling():
+    tracing = (_torch is not None or _torch_ready()) and _compiling is not None
+    if tracing and isinstance(values, _Tensor) and _compiling():
         # Dynamo is tracing: the same reduction as a custom operator it can put in its graph.
         facts = _TORCH_DTYPES.get(values.dtype)
         if facts is None:

@@ -57,6 +57,7 @@ def reduce(
     """``results`` results of ``op`` over the contiguous CUDA tensor ``x`` laid out as
     ``layout`` (rows × cols where it has them): a flat tensor of ``dtype``, or for the arg
     operators ``(results, 2)`` int64 pairs of (index, value bits)."""
+    x = x.contiguous()  # the traced path made it so; a layout Inductor chose otherwise is copied
     out = _written(x, op, results, dtype)
     if results:
         device = x.get_device()
@@ -85,6 +86,7 @@ def segments(
     ``offsets`` (int64, on its device): as ``reduce``'s output, one result per segment.
     ``validate``: the offsets are checked first, on the host (a wait for the GPU, which a CUDA
     graph being captured does not allow)."""
+    values, offsets = values.contiguous(), offsets.contiguous()
     count = offsets.numel() - 1
     if validate:
         check_offsets(offsets.cpu().numpy(), values.numel())
@@ -134,7 +136,9 @@ def reduce_traced(
     for ``x``'s): the same checks, layouts and results, with the kernels' launch in
     ``torch.ops.reduce_rs.reduce``. ``out=`` is written by a copy, which the graph holds."""
     check_cuda_tensor(x)
-    x = x.contiguous()
+    # As the eager call: no gradient flows through a reduction (the operator has no autograd
+    # formula, and a traced graph would refuse to differentiate through it).
+    x = x.detach().contiguous()
     if dim is None:
         layout, rows, cols, results, move = WHOLE, 0, 0, 1, None
         shape: Tuple[int, ...] = (1,) * x.dim() if keepdim else ()
@@ -175,7 +179,8 @@ def segments_traced(
 ) -> Any:
     """``_segments`` as Dynamo traces it, for offsets given as a tensor (on the values' device,
     int64 or uint64 as the eager call takes them; on the CPU, any integer type, copied there).
-    The checks of ``validate`` run in the operator, when the graph runs."""
+    The offsets' checks run in the operator, when the graph runs: for offsets on the GPU where
+    ``validate``, for offsets from the host always (as the eager call)."""
     check_cuda_tensor(values)
     if values.dim() != 1:
         raise ValueError(f"values must be one-dimensional, not of shape {tuple(values.shape)}")
@@ -193,7 +198,10 @@ def segments_traced(
         raise TypeError(f"offsets must be integers, not {_dtype_name(offsets.dtype)}")
     if offsets.dim() != 1 or offsets.numel() < 1:
         raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
-    values = values.contiguous()
+    # Offsets from the host are checked whatever `validate` says, as the eager call checks
+    # them (it has them there); `validate` is for offsets already on the GPU.
+    validate = validate or not offsets.is_cuda
+    values = values.detach().contiguous()
     offsets = offsets.to(device=values.device, dtype=torch.int64).contiguous()
     count = offsets.numel() - 1
     if op in ARG:

@@ -11,6 +11,7 @@ graphs (``mode="reduce-overhead"``), against eager reduce_rs and PyTorch.
 import pytest
 
 torch = pytest.importorskip("torch")
+import torch._dynamo.testing  # noqa: E402
 if not hasattr(torch.library, "custom_op"):
     pytest.skip("PyTorch before 2.4 has no torch.library.custom_op", allow_module_level=True)
 
@@ -176,28 +177,78 @@ def test_segments_traced(on_cpu, backend):
 
 
 def test_segments_offsets_checked_when_the_graph_runs(on_cpu):
+    # Python's check (`check_offsets`), before the simulator's own ("segment offsets …").
     program = compiled(lambda v, o: reduce_rs.segment_sum(v, o), "aot_eager")
-    with pytest.raises(ValueError, match="offsets must not decrease"):
+    with pytest.raises(ValueError, match="^offsets must not decrease"):
         program(torch.randn(10), torch.tensor([0, 5, 3, 10]))
-    with pytest.raises(Exception, match="exception"):
+    # Offsets from the host are checked with validate=False too, as the eager call checks them.
+    program = compiled(lambda v, o: reduce_rs.segment_sum(v, o, validate=False), "aot_eager")
+    with pytest.raises(ValueError, match="^the last segment ends at 11, past the values' 10"):
+        program(torch.randn(10), torch.tensor([0, 5, 11]))
+    with pytest.raises(Exception, match="offsets of a segment reduction are a tensor"):
         compiled(lambda v: reduce_rs.segment_sum(v, [0, 5, 10]), "eager")(torch.randn(10))
 
 
+def test_parameters_and_gradients_as_eager(on_cpu):
+    """An nn.Parameter (a subclass of torch.Tensor) is traced too, and as the eager call
+    the reduction passes no gradient on: the graph is built and differentiated without it."""
+    layer = torch.nn.Linear(20, 30)
+
+    def program(x):
+        y = layer(x)
+        return reduce_rs.amax(layer.weight, dim=-1), reduce_rs.sum(y, dim=0), (y**2).sum()
+
+    x = torch.randn(8, 20)
+    for backend in ("eager", "aot_eager", "inductor"):
+        torch._dynamo.reset()
+        peak, sums, loss = compiled(program, backend)(x)
+        assert not peak.requires_grad and not sums.requires_grad
+        torch.testing.assert_close(peak, layer.weight.detach().amax(-1))
+        torch.testing.assert_close(sums, layer(x).detach().sum(0), rtol=1e-5, atol=1e-5)
+        layer.zero_grad()
+        loss.backward()
+        assert layer.weight.grad is not None
+
+
+def test_a_segment_call_first_in_a_fresh_process_is_traced():
+    """reduce_rs imported before torch, and a segment reduction its first call, inside a
+    compiled function: Dynamo traces it to the operator (here, without a CPU kernel for it,
+    the graph's run says so), where it used to read the tensor's address."""
+    import subprocess
+    import sys
+
+    program = (
+        "import reduce_rs, reduce_rs._checks as checks\n"
+        "checks.check_cuda_tensor = lambda x: None\n"
+        "import torch\n"
+        "f = torch.compile(lambda v, o: reduce_rs.segment_sum(v, o), fullgraph=True, backend='eager')\n"
+        "try:\n"
+        "    f(torch.randn(10), torch.tensor([0, 4, 10]))\n"
+        "except NotImplementedError as e:\n"
+        "    assert \"'reduce_rs::segments'\" in str(e) and \"'CPU' backend\" in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('ran without a CPU kernel')\n"
+    )
+    subprocess.run([sys.executable, "-c", program], check=True, timeout=300)
+
+
 def test_dynamic_shapes_one_graph(on_cpu):
-    function = compiled(lambda t: (reduce_rs.sum(t, dim=0), reduce_rs.argmax(t, dim=-1)), "inductor", dynamic=True)
+    counter = torch._dynamo.testing.CompileCounterWithBackend("inductor")
+    function = compiled(lambda t: (reduce_rs.sum(t, dim=0), reduce_rs.argmax(t, dim=-1)), counter, dynamic=True)
     for rows in (5, 9, 130):
         x = torch.randn(rows, 11)
         sums, ids = function(x)
         torch.testing.assert_close(sums, x.sum(0), rtol=1e-5, atol=1e-5)
         assert_same(ids, x.argmax(-1))
+    assert counter.frame_count == 1
 
 
 def test_what_eager_refuses_is_refused_traced(on_cpu):
     # With fullgraph, Dynamo says that the traced code raised (without it, it runs the eager
     # call, whose error the caller sees: the GPU test below).
-    with pytest.raises(Exception, match="exception"):
+    with pytest.raises(Exception, match="no elements to reduce"):
         compiled(lambda t: reduce_rs.amax(t, dim=0), "eager")(torch.empty(0, 3))
-    with pytest.raises(Exception, match="exception"):
+    with pytest.raises(Exception, match="appears multiple times"):
         compiled(lambda t: reduce_rs.sum(t, dim=(0, 0)), "eager")(torch.ones(2, 2))
 
 
@@ -259,6 +310,14 @@ def test_first_call_inside_a_compiled_function():
         "assert reduce_rs._reduce_traced is not None\n"
     )
     subprocess.run([sys.executable, "-c", program], check=True)
+    program = (
+        "import reduce_rs\n"
+        "import torch\n"
+        "f = torch.compile(lambda v, o: reduce_rs.segment_max(v, o), fullgraph=True)\n"
+        "v, o = torch.randn(1000, device='cuda'), torch.tensor([0, 10, 10, 1000], device='cuda')\n"
+        "assert torch.equal(f(v, o), reduce_rs.segment_max(v, o))\n"
+    )
+    subprocess.run([sys.executable, "-c", program], check=True)
 
 
 @gpu
@@ -287,6 +346,11 @@ def test_segments_in_inductor_on_the_gpu(validate):
     sums, ids = compiled(program, "inductor")(values, offsets)
     assert torch.equal(sums, reduce_rs.segment_sum(values * 2, offsets) + 1)
     assert torch.equal(ids, reduce_rs.segment_argmax(values, offsets))
+    if validate:
+        bad = offsets.clone()
+        bad[5] = bad[4] - 1
+        with pytest.raises(ValueError, match="^offsets must not decrease"):
+            compiled(program, "inductor")(values, bad)
 
 
 @gpu
