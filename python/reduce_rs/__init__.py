@@ -41,6 +41,9 @@ differences, each pinned by a test:
 - **Empty inputs.** As PyTorch: a sum is 0, a mean NaN, and min, max, argmin, argmax of
   nothing raise ``ValueError``. Empty segments give 0 (sum), NaN (mean), the type's lowest
   value for max and highest for min (-inf/+inf for floats) and index -1.
+- **Inside torch.compile** (PyTorch 2.4 and later): a call on a tensor is a custom operator
+  in the graph (``torch.ops.reduce_rs.reduce``, ``torch.ops.reduce_rs.segments``: no graph
+  break, CUDA graphs too); the segment functions' offsets are a tensor there.
 - **Reproducible sums.** ``reproducible=True``: float sums and means whose bits do not depend
   on the GPU model or launch (binned summation), of whole arrays, of every slice along ``dim``
   and of every segment: each slice's or segment's result is the bits of that slice reduced
