@@ -60,15 +60,15 @@ from ._arrays import Allocator, Array, describe
 from ._checks import (
     ARG,
     ValuesIndices,
+    arg_results,
     check_cuda_tensor,
     check_nonempty,
     check_offsets,
     check_out_tensor,
     check_reproducible,
-    pair_strides,
 )
-from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS, WHOLE, result_dtype
-from ._dims import Dim, dim_layout
+from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS, result_dtype
+from ._dims import Dim, dim_layout, tensor_layout
 
 __all__ = [
     "sum",
@@ -151,15 +151,8 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
         # Dynamo is tracing: the same reduction as a custom operator it can put in its graph.
         return _reduce_traced(op, x, dim, keepdim, out, reproducible, want_values, facts[2])
     check_cuda_tensor(x)
-    if not x.is_contiguous():
-        x = x.contiguous()
     name, code, results_of = facts
-    if dim is None:
-        layout, rows, cols, shape, results, move = WHOLE, 0, 0, (1,) * x.dim() if keepdim else (), 1, None
-    else:
-        layout, rows, cols, shape, results, move = dim_layout(op, x.shape, dim, keepdim, want_values)
-        if move is not None:
-            x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
+    x, layout, rows, cols, shape, results = tensor_layout(op, x, dim, keepdim, want_values)
     check_reproducible(op, reproducible)
     size = x.numel()
     check_nonempty(op, size, results, dim)
@@ -172,17 +165,7 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
                 OP_CODE[op], code, layout, x.data_ptr(), size, pairs.data_ptr(), device,
                 _raw_stream(device), rows, cols, 0, 0, False,
             )
-        # The pairs seen as the result's shape: every other int64 is an index (one
-        # as_strided: PyTorch's slicing and view calls cost microseconds each).
-        strides = pair_strides(shape, 2)
-        indices = pairs.as_strided(shape, strides)
-        if not want_values:
-            return indices
-        per_pair = 16 // x.element_size()
-        values = pairs.view(x.dtype).as_strided(
-            shape, pair_strides(shape, per_pair), 8 // x.element_size()
-        )
-        return ValuesIndices(values, indices)
+        return arg_results(pairs, shape, x, want_values)
     dtype = results_of[op]
     if out is None:
         result = x.new_empty(shape, dtype=dtype)

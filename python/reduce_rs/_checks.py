@@ -90,3 +90,16 @@ def pair_strides(shape: Tuple[int, ...], per_pair: int) -> Tuple[int, ...]:
         strides.append(step)
         step *= extent
     return tuple(reversed(strides))
+
+
+def arg_results(pairs: Any, shape: Tuple[int, ...], x: Any, want_values: bool) -> Any:
+    """The (index, value) pairs an arg kernel wrote for the PyTorch tensor ``x`` (an int64
+    tensor of ``(results, 2)``), seen as the result's ``shape``: the indices, or with
+    ``want_values`` ``ValuesIndices`` (one ``as_strided`` each: PyTorch's slicing and view
+    calls cost microseconds each)."""
+    indices = pairs.as_strided(shape, pair_strides(shape, 2))
+    if not want_values:
+        return indices
+    size = x.element_size()
+    values = pairs.view(x.dtype).as_strided(shape, pair_strides(shape, 16 // size), 8 // size)
+    return ValuesIndices(values, indices)

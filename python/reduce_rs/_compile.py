@@ -20,23 +20,22 @@ when reduce_rs first meets PyTorch (``_torch_ready``), and only where PyTorch ha
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional
 
 import torch
 
 from . import _native
 from ._checks import (
     ARG,
-    ValuesIndices,
+    arg_results,
     check_cuda_tensor,
     check_nonempty,
     check_offsets,
     check_out_tensor,
     check_reproducible,
-    pair_strides,
 )
-from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS, WHOLE
-from ._dims import Dim, dim_layout
+from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS
+from ._dims import Dim, tensor_layout
 
 #: The operators: ``torch.ops.reduce_rs.reduce`` and ``torch.ops.reduce_rs.segments``.
 OPERATOR = "reduce_rs::reduce"
@@ -138,24 +137,12 @@ def reduce_traced(
     check_cuda_tensor(x)
     # As the eager call: no gradient flows through a reduction (the operator has no autograd
     # formula, and a traced graph would refuse to differentiate through it).
-    x = x.detach().contiguous()
-    if dim is None:
-        layout, rows, cols, results, move = WHOLE, 0, 0, 1, None
-        shape: Tuple[int, ...] = (1,) * x.dim() if keepdim else ()
-    else:
-        layout, rows, cols, shape, results, move = dim_layout(op, tuple(x.shape), dim, keepdim, want_values)
-        if move is not None:
-            x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
+    x, layout, rows, cols, shape, results = tensor_layout(op, x.detach(), dim, keepdim, want_values)
     check_reproducible(op, reproducible)
     check_nonempty(op, x.numel(), results, dim)
     if op in ARG:
         pairs = torch.ops.reduce_rs.reduce(x, op, layout, rows, cols, results, torch.int64, False)
-        indices = pairs.as_strided(shape, pair_strides(shape, 2))
-        if not want_values:
-            return indices
-        size = x.element_size()
-        values = pairs.view(x.dtype).as_strided(shape, pair_strides(shape, 16 // size), 8 // size)
-        return ValuesIndices(values, indices)
+        return arg_results(pairs, shape, x, want_values)
     dtype = result_dtypes[op]
     if x.numel() == 0 and op == "mean":
         result = torch.full(shape, math.nan, dtype=dtype, device=x.device)
@@ -206,9 +193,5 @@ def segments_traced(
     count = offsets.numel() - 1
     if op in ARG:
         pairs = torch.ops.reduce_rs.segments(values, offsets, op, torch.int64, False, validate)
-        indices = pairs.as_strided((count,), (2,))
-        if not want_values:
-            return indices
-        size = values.element_size()
-        return ValuesIndices(pairs.view(values.dtype).as_strided((count,), (16 // size,), 8 // size), indices)
+        return arg_results(pairs, (count,), values, want_values)
     return torch.ops.reduce_rs.segments(values, offsets, op, result_dtypes[op], reproducible, validate)

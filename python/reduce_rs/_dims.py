@@ -100,3 +100,17 @@ def public_name(op: str, want_values: bool) -> str:
     if want_values:
         return "max" if op == "argmax" else "min"
     return PUBLIC_NAMES.get(op, op)
+
+
+def tensor_layout(op: str, x: Any, dim: Dim, keepdim: bool, want_values: bool = False):
+    """``(x, layout, rows, cols, result shape, results)`` for reducing the PyTorch tensor ``x``
+    over ``dim``: ``x`` made contiguous, with the reduced dims moved last where the layout
+    needs it (a copy). The eager call's and the traced call's one way to lay a tensor out."""
+    if not x.is_contiguous():
+        x = x.contiguous()
+    if dim is None:
+        return x, WHOLE, 0, 0, (1,) * x.dim() if keepdim else (), 1
+    layout, rows, cols, shape, results, move = dim_layout(op, x.shape, dim, keepdim, want_values)
+    if move is not None:
+        x = x.movedim(move, tuple(range(-len(move), 0))).contiguous()
+    return x, layout, rows, cols, shape, results

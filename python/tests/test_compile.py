@@ -11,7 +11,7 @@ graphs (``mode="reduce-overhead"``), against eager reduce_rs and PyTorch.
 import pytest
 
 torch = pytest.importorskip("torch")
-import torch._dynamo.testing  # noqa: E402
+from torch._dynamo import testing as dynamo_testing  # noqa: E402
 if not hasattr(torch.library, "custom_op"):
     pytest.skip("PyTorch before 2.4 has no torch.library.custom_op", allow_module_level=True)
 
@@ -233,7 +233,7 @@ def test_a_segment_call_first_in_a_fresh_process_is_traced():
 
 
 def test_dynamic_shapes_one_graph(on_cpu):
-    counter = torch._dynamo.testing.CompileCounterWithBackend("inductor")
+    counter = dynamo_testing.CompileCounterWithBackend("inductor")
     function = compiled(lambda t: (reduce_rs.sum(t, dim=0), reduce_rs.argmax(t, dim=-1)), counter, dynamic=True)
     for rows in (5, 9, 130):
         x = torch.randn(rows, 11)
