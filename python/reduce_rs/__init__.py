@@ -69,6 +69,7 @@ from ._checks import (
 )
 from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS, result_dtype
 from ._dims import Dim, dim_layout, tensor_layout
+from ._torch_facts import dtype_facts, stream_getter
 
 __all__ = [
     "sum",
@@ -117,16 +118,8 @@ def _torch_ready() -> bool:
     torch = sys.modules.get("torch")
     if torch is None:
         return False
-    for name, code in DTYPE_CODE.items():
-        dtype = getattr(torch, name, None)
-        if dtype is not None:
-            results = {
-                op: getattr(torch, result_dtype(op, name))
-                for op in ("sum", "mean", "min", "max", "argmin", "argmax")
-            }
-            _TORCH_DTYPES[dtype] = (name, code, results)
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    _raw_stream = raw or (lambda index: torch.cuda.current_stream(index).cuda_stream)
+    _TORCH_DTYPES.update(dtype_facts(torch))
+    _raw_stream = stream_getter(torch)
     try:
         from ._compile import reduce_traced, segments_traced
     except Exception:  # noqa: BLE001 -- PyTorch before 2.4 has no torch.library.custom_op; an

@@ -15,6 +15,7 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence, Tuple
 from . import _native
 from ._codes import DTYPES
 from ._codes import ITEMSIZE as _ITEMSIZE
+from ._torch_facts import dtype_name, stream_getter
 
 # __cuda_array_interface__ / __array_interface__ type strings.
 _TYPESTR = {
@@ -50,20 +51,6 @@ class Array(NamedTuple):
     @property
     def size(self) -> int:
         return math.prod(self.shape)
-
-
-def _torch_dtype_name(torch: Any, dtype: Any) -> str:
-    name = str(dtype).rsplit(".", 1)[-1]
-    if name not in _ITEMSIZE:
-        raise _unsupported(dtype)
-    return name
-
-
-def _torch_stream(torch: Any, index: int) -> int:
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw(index)
-    return torch.cuda.current_stream(index).cuda_stream
 
 
 def describe(x: Any, what: str = "the input") -> Array:
@@ -105,12 +92,14 @@ def _describe_torch(torch: Any, x: Any, what: str) -> Array:
             f"{what} is a PyTorch tensor on {x.device}: reduce_rs reduces CUDA tensors "
             "(move it with .cuda(), or pass a NumPy array with .numpy())"
         )
-    dtype = _torch_dtype_name(torch, x.dtype)
+    dtype = dtype_name(x.dtype)
+    if dtype not in _ITEMSIZE:
+        raise _unsupported(x.dtype)
     if not x.is_contiguous():
         x = x.contiguous()
     index = x.device.index
     return Array(
-        "torch", x, x.data_ptr(), tuple(x.shape), dtype, index, _torch_stream(torch, index), None
+        "torch", x, x.data_ptr(), tuple(x.shape), dtype, index, stream_getter(torch)(index), None
     )
 
 

@@ -20,7 +20,7 @@ when reduce_rs first meets PyTorch (``_torch_ready``), and only where PyTorch ha
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 
@@ -34,8 +34,12 @@ from ._checks import (
     check_out_tensor,
     check_reproducible,
 )
-from ._codes import DTYPE_CODE, OP_CODE, SEGMENTS
+from ._codes import OP_CODE, SEGMENTS
 from ._dims import Dim, tensor_layout
+from ._torch_facts import dtype_facts, dtype_name, stream_getter
+
+_DTYPES = dtype_facts(torch)
+_raw_stream = stream_getter(torch)
 
 #: The operators: ``torch.ops.reduce_rs.reduce`` and ``torch.ops.reduce_rs.segments``.
 OPERATOR = "reduce_rs::reduce"
@@ -61,7 +65,7 @@ def reduce(
     if results:
         device = x.get_device()
         _native.reduce_cuda(
-            OP_CODE[op], DTYPE_CODE[_dtype_name(x.dtype)], layout, x.data_ptr(), x.numel(),
+            OP_CODE[op], _DTYPES[x.dtype][1], layout, x.data_ptr(), x.numel(),
             out.data_ptr(), device, _raw_stream(device), rows, cols, 0, 0, reproducible,
         )
     return out
@@ -93,7 +97,7 @@ def segments(
     if count:
         device = values.get_device()
         _native.reduce_cuda(
-            OP_CODE[op], DTYPE_CODE[_dtype_name(values.dtype)], SEGMENTS, values.data_ptr(),
+            OP_CODE[op], _DTYPES[values.dtype][1], SEGMENTS, values.data_ptr(),
             values.numel(), out.data_ptr(), device, _raw_stream(device), 0, 0,
             offsets.data_ptr(), count, reproducible,
         )
@@ -110,15 +114,6 @@ def _written(x: torch.Tensor, op: str, results: int, dtype: torch.dtype) -> torc
     if op in ARG:
         return x.new_empty((results, 2), dtype=torch.int64)
     return x.new_empty((results,), dtype=dtype)
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).rsplit(".", 1)[-1]
-
-
-def _raw_stream(device: int) -> int:
-    raw: Optional[Callable[[int], int]] = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
 
 def reduce_traced(
@@ -180,9 +175,9 @@ def segments_traced(
         if offsets.device != values.device:
             raise ValueError(f"offsets are on {offsets.device}, values on {values.device}")
         if offsets.dtype not in (torch.int64, torch.uint64):
-            raise TypeError(f"offsets must be int64, not {_dtype_name(offsets.dtype)}")
+            raise TypeError(f"offsets must be int64, not {dtype_name(offsets.dtype)}")
     elif offsets.is_floating_point() or offsets.is_complex() or offsets.dtype == torch.bool:
-        raise TypeError(f"offsets must be integers, not {_dtype_name(offsets.dtype)}")
+        raise TypeError(f"offsets must be integers, not {dtype_name(offsets.dtype)}")
     if offsets.dim() != 1 or offsets.numel() < 1:
         raise ValueError("offsets need at least one entry (n segments have n + 1 offsets)")
     # Offsets from the host are checked whatever `validate` says, as the eager call checks

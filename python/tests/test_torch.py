@@ -7,7 +7,6 @@ results, empty segments) is pinned here as well as in test_numpy.py.
 
 import math
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
