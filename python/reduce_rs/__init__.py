@@ -122,7 +122,7 @@ def _torch_ready() -> bool:
     _raw_stream = stream_getter(torch)
     try:
         from ._compile import reduce_traced, segments_traced
-    except Exception:  # noqa: BLE001 -- PyTorch before 2.4 has no torch.library.custom_op; an
+    except Exception:  # noqa: BLE001 -- PyTorch before 2.4 has no torch.library.register_fake; an
         # operator of that name already registered (another copy of the package) is refused:
         # either way eager calls go on, without the traced path.
         pass

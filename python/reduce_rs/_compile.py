@@ -14,7 +14,7 @@ The segment reductions are ``torch.ops.reduce_rs.segments``, their offsets a ten
 Each operator's fake implementation says what it writes (a flat result, or the int64 pairs
 of the arg operators) without running anything, which is all a trace needs. Registered once,
 when reduce_rs first meets PyTorch (``_torch_ready``), and only where PyTorch has
-``torch.library.custom_op`` (2.4 and later).
+``torch.library.register_fake`` (2.4 and later).
 """
 
 from __future__ import annotations
@@ -45,8 +45,25 @@ _raw_stream = stream_getter(torch)
 OPERATOR = "reduce_rs::reduce"
 SEGMENTS_OPERATOR = "reduce_rs::segments"
 
+# Defined with ``torch.library.Library``, not ``torch.library.custom_op``: a graph calls the
+# operator on every run, and ``custom_op``'s checks and autograd wrapper cost more than the
+# dispatch itself (15.3 µs a call against 6.4 for a no-op on a CPU; ``python/bench/overhead.py
+# --compiled`` measures both on the GPU). Nothing differentiates through a reduction (the
+# inputs are detached, as in the eager call), so there is no autograd formula to register.
+# The sizes are ``SymInt``s, so that a graph traced with dynamic shapes keeps them symbolic
+# (``int`` would fix them). Defining the namespace again (a second copy of the package)
+# raises, and ``_torch_ready`` then leaves eager calls working without this module.
+_LIBRARY = torch.library.Library("reduce_rs", "DEF")
+_LIBRARY.define(
+    "reduce(Tensor x, str op, int layout, SymInt rows, SymInt cols, SymInt results, "
+    "ScalarType dtype, bool reproducible) -> Tensor"
+)
+_LIBRARY.define(
+    "segments(Tensor values, Tensor offsets, str op, ScalarType dtype, bool reproducible, "
+    "bool validate) -> Tensor"
+)
 
-@torch.library.custom_op(OPERATOR, mutates_args=(), device_types="cuda")
+
 def reduce(
     x: torch.Tensor,
     op: str,
@@ -71,12 +88,10 @@ def reduce(
     return out
 
 
-@reduce.register_fake
 def _reduce_fake(x, op, layout, rows, cols, results, dtype, reproducible):
     return _written(x, op, results, dtype)
 
 
-@torch.library.custom_op(SEGMENTS_OPERATOR, mutates_args=(), device_types="cuda")
 def segments(
     values: torch.Tensor,
     offsets: torch.Tensor,
@@ -104,9 +119,14 @@ def segments(
     return out
 
 
-@segments.register_fake
 def _segments_fake(values, offsets, op, dtype, reproducible, validate):
     return _written(values, op, offsets.numel() - 1, dtype)
+
+
+_LIBRARY.impl("reduce", reduce, "CUDA")
+_LIBRARY.impl("segments", segments, "CUDA")
+torch.library.register_fake(OPERATOR, _reduce_fake, lib=_LIBRARY)
+torch.library.register_fake(SEGMENTS_OPERATOR, _segments_fake, lib=_LIBRARY)
 
 
 def _written(x: torch.Tensor, op: str, results: int, dtype: torch.dtype) -> torch.Tensor:

@@ -12,8 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from torch._dynamo import testing as dynamo_testing  # noqa: E402
-if not hasattr(torch.library, "custom_op"):
-    pytest.skip("PyTorch before 2.4 has no torch.library.custom_op", allow_module_level=True)
+if not hasattr(torch.library, "register_fake"):
+    pytest.skip("PyTorch before 2.4 has no torch.library.register_fake", allow_module_level=True)
 
 import reduce_rs  # noqa: E402
 from reduce_rs import _native  # noqa: E402
