@@ -2,10 +2,17 @@
 many calls back to back (no synchronisation inside the loop; the GPU keeps up with these
 small launches, so the time is the host's), beside PyTorch's own call.
 
-    python python/bench/overhead.py [--calls 20000]
+    python python/bench/overhead.py [--calls 20000] [--compiled]
+
+``--compiled``: the same for calls inside ``torch.compile`` (Inductor, static shapes): the
+graph's own cost (a one-kernel graph of PyTorch's), reduce_rs's operator there and alone, and
+the operator registered as ``torch.library.custom_op`` instead (as reduce_rs once did), then
+a profile of the compiled calls' host time.
 """
 
 import argparse
+import cProfile
+import pstats
 import time
 
 import torch
@@ -28,7 +35,11 @@ def per_call_us(fn, calls):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
-    calls = parser.parse_args().calls
+    parser.add_argument("--compiled", action="store_true", help="calls inside torch.compile")
+    args = parser.parse_args()
+    if args.compiled:
+        return compiled(args.calls)
+    calls = args.calls
     x = torch.randn(1024, device="cuda")
     rows = torch.randn(64, 128256, device="cuda", dtype=torch.bfloat16)
     out = torch.empty((), device="cuda")
@@ -65,6 +76,52 @@ def main():
     print(f"# {torch.cuda.get_device_name()}, host µs per call over {calls} calls")
     for name, fn in pieces:
         print(f"{per_call_us(fn, calls):8.2f}  {name}", flush=True)
+
+
+def compiled(calls):
+    """Host µs per call of one reduction inside a compiled function, and what of it is whose."""
+    from reduce_rs import _compile
+
+    @torch.library.custom_op("reduce_rs_overhead::reduce", mutates_args=(), device_types="cuda")
+    def as_custom_op(x: torch.Tensor, op: str, layout: int, rows: int, cols: int, results: int,
+                     dtype: torch.dtype, reproducible: bool) -> torch.Tensor:
+        return _compile.reduce(x, op, layout, rows, cols, results, dtype, reproducible)
+
+    as_custom_op.register_fake(_compile._reduce_fake)
+    x = torch.randn(1024, device="cuda")
+    reduce_rs.sum(x)  # registers reduce_rs's operator
+    operator = torch.ops.reduce_rs.reduce
+    args = ("sum", 0, 1, 1024, 1, torch.float32, False)
+
+    def static(fn):
+        return torch.compile(fn, dynamic=False, fullgraph=True)
+
+    pieces = [
+        ("torch.sum(x) [1024 f32]", lambda: torch.sum(x)),
+        ("reduce_rs.sum(x)", lambda: reduce_rs.sum(x)),
+        ("torch.ops.reduce_rs.reduce(x, …) [Library.define/impl]", lambda: operator(x, *args)),
+        ("the same as torch.library.custom_op", lambda: as_custom_op(x, *args)),
+        ("compiled: x + 1 [Inductor's floor: a one-kernel graph]", static(lambda t: t + 1)),
+        ("compiled: torch.sum(x)", static(lambda t: torch.sum(t))),
+        ("compiled: reduce_rs.sum(x)", static(lambda t: reduce_rs.sum(t))),
+        ("compiled: torch.ops.reduce_rs.reduce(x, …)", static(lambda t: operator(t, *args))),
+        ("compiled: the custom_op", static(lambda t: as_custom_op(t, *args))),
+    ]
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, host µs per call "
+          f"over {calls} calls")
+    for name, fn in pieces:
+        if name.startswith("compiled"):
+            fn = (lambda f: lambda: f(x))(fn)
+        print(f"{per_call_us(fn, calls):8.2f}  {name}", flush=True)
+    fn = static(lambda t: reduce_rs.sum(t))
+    per_call_us(lambda: fn(x), 100)
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(calls):
+        fn(x)
+    profile.disable()
+    print(f"\n# compiled reduce_rs.sum(x): the host's time by function, {calls} calls")
+    pstats.Stats(profile).sort_stats("tottime").print_stats(20)
 
 
 if __name__ == "__main__":
