@@ -189,14 +189,31 @@ pub(crate) fn single_pass<T: Element, R: Reduction<T>>(
     let warp_partials = shared_array![R::Acc; (block / WARP_SIZE) as usize];
     let ticket = shared_array![u32; 1; after warp_partials];
 
-    let thread = block_idx_x() as usize * block as usize + tid as usize;
-    let threads = block as usize * grid as usize;
     // Many groups a thread: each taken as it comes, the next one's loads early where the
     // operator asks.
     const BY_BEST_KEY: bool = false;
     const MAY_PREFETCH: bool = true;
-    let acc =
-        thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(&input, 0, thread, threads);
+    #[cfg(not(reduce_exp_v8_runs))]
+    let acc = {
+        let thread = block_idx_x() as usize * block as usize + tid as usize;
+        let threads = block as usize * grid as usize;
+        thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(&input, 0, thread, threads)
+    };
+    // An experiment (`cargo xtask build-ptx --cfg reduce_exp_v8_runs`): each block sums one
+    // contiguous run of the input, its threads striding over the run alone, as CUB's even
+    // share and Inductor's split reductions tile a whole array (`shapes/PROFILES.md`,
+    // "`torch.compile`'s kernels beside ours"); `rows_split` cuts a row the same way.
+    #[cfg(reduce_exp_v8_runs)]
+    let acc = {
+        let (piece, pieces, len) = (block_idx_x() as usize, grid as usize, input.len());
+        let (from, to) = (piece * len / pieces, (piece + 1) * len / pieces);
+        thread_reduce_vectorized::<T, R, BY_BEST_KEY, MAY_PREFETCH>(
+            &input.sub(from, to - from),
+            from,
+            tid as usize,
+            block as usize,
+        )
+    };
     let block_value = block_reduce_shuffle::<T, R>(acc, tid, block, &warp_partials);
 
     if grid == 1 {
