@@ -258,6 +258,42 @@ def test_the_traced_path_refuses_cpu_tensors():
         torch.compile(lambda t: reduce_rs.sum(t))(torch.ones(3))
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_opcheck(grad):
+    """PyTorch's own checks of an operator (schema, fake kernel, dispatch, autograd
+    registration), with inputs that do and do not ask for gradients."""
+    x = torch.randn(4, 5, requires_grad=grad)
+    torch.library.opcheck(torch.ops.reduce_rs.reduce.default, (x, "argmax", 1, 4, 5, 4, torch.int64, False))
+    v = torch.randn(10, requires_grad=grad)
+    offsets = torch.tensor([0, 4, 10])
+    torch.library.opcheck(torch.ops.reduce_rs.segments.default, (v, offsets, "sum", torch.float32, False, True))
+
+
+def test_the_operators_are_not_differentiable():
+    """Called directly too, as the eager call: no grad_fn (PyTorch's fallback would have given
+    the result one that silently drops the reduction's gradient)."""
+    x = torch.randn(4, 5, requires_grad=True)
+    assert not torch.ops.reduce_rs.reduce(x, "sum", 0, 1, 20, 1, torch.float32, False).requires_grad
+    offsets = torch.tensor([0, 4, 20])
+    assert not torch.ops.reduce_rs.segments(x.view(-1), offsets, "max", torch.float32, False, True).requires_grad
+
+
+def test_the_operators_are_pt2_compliant():
+    for operator in (torch.ops.reduce_rs.reduce.default, torch.ops.reduce_rs.segments.default):
+        assert torch.Tag.pt2_compliant_tag in operator.tags
+
+
+def test_a_reload_replaces_the_operators(monkeypatch):
+    """``importlib.reload`` (IPython's autoreload) defines the namespace again."""
+    import importlib
+
+    importlib.reload(traced)
+    monkeypatch.setattr(traced, "check_cuda_tensor", lambda x: None)  # after: reload rebinds it
+    torch._dynamo.reset()
+    x = torch.randn(3, 7)
+    assert_same(compiled(lambda t: reduce_rs.argmax(t, dim=-1), "eager")(x), x.argmax(-1))
+
+
 # On the GPU ---------------------------------------------------------------------------------
 
 gpu = pytest.mark.skipif(not CUDA, reason="no CUDA device for PyTorch")
