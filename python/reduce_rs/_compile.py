@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from . import _native
+from ._arrays import _unsupported
 from ._checks import (
     ARG,
     arg_results,
@@ -64,7 +65,7 @@ def reduce(
     if results:
         device = x.get_device()
         _native.reduce_cuda(
-            OP_CODE[op], _DTYPES[x.dtype][1], layout, x.data_ptr(), x.numel(),
+            OP_CODE[op], _dtype_code(x), layout, x.data_ptr(), x.numel(),
             out.data_ptr(), device, _raw_stream(device), rows, cols, 0, 0, reproducible,
         )
     return out
@@ -94,7 +95,7 @@ def segments(
     if count:
         device = values.get_device()
         _native.reduce_cuda(
-            OP_CODE[op], _DTYPES[values.dtype][1], SEGMENTS, values.data_ptr(),
+            OP_CODE[op], _dtype_code(values), SEGMENTS, values.data_ptr(),
             values.numel(), out.data_ptr(), device, _raw_stream(device), 0, 0,
             offsets.data_ptr(), count, reproducible,
         )
@@ -148,6 +149,15 @@ def _register() -> Any:
 
 
 _LIBRARY = _register()
+
+
+def _dtype_code(x: torch.Tensor) -> int:
+    """The native module's code of ``x``'s dtype; a dtype without kernels is a TypeError (the
+    traced path checks it first, but the operators can be called directly)."""
+    facts = _DTYPES.get(x.dtype)
+    if facts is None:
+        raise _unsupported(x.dtype)
+    return facts[1]
 
 
 def _written(x: torch.Tensor, op: str, results: int, dtype: torch.dtype) -> torch.Tensor:

@@ -278,6 +278,13 @@ def test_the_operators_are_not_differentiable():
     assert not torch.ops.reduce_rs.segments(x.view(-1), offsets, "max", torch.float32, False, True).requires_grad
 
 
+def test_a_direct_call_with_a_dtype_without_kernels_says_so():
+    with pytest.raises(TypeError, match="^reduce_rs has no kernels for dtype torch.int8"):
+        traced.reduce(torch.ones(4, dtype=torch.int8), "sum", 0, 1, 4, 1, torch.int64, False)
+    with pytest.raises(TypeError, match="^reduce_rs has no kernels for dtype torch.int16"):
+        traced.segments(torch.ones(4, dtype=torch.int16), torch.tensor([0, 4]), "max", torch.int16, False, True)
+
+
 def test_the_operators_are_pt2_compliant():
     for operator in (torch.ops.reduce_rs.reduce.default, torch.ops.reduce_rs.segments.default):
         assert torch.Tag.pt2_compliant_tag in operator.tags
