@@ -38,12 +38,9 @@ CASES = [
 def calls_of(x, dim, op, code_dir):
     """(who, call) for each library's `op` of `x` along `dim` (None: all of it)."""
     theirs, ours = getattr(torch, op), getattr(reduce_rs, op)
-    if dim is None:
-        compiled = torch.compile(lambda t: theirs(t), dynamic=False)
-        calls = [("inductor", lambda: compiled(x)), ("ours", lambda: ours(x))]
-    else:
-        compiled = torch.compile(lambda t: theirs(t, dim=dim), dynamic=False)
-        calls = [("inductor", lambda: compiled(x)), ("ours", lambda: ours(x, dim=dim))]
+    along = {} if dim is None else {"dim": dim}
+    compiled = torch.compile(lambda t: theirs(t, **along), dynamic=False)
+    calls = [("inductor", lambda: compiled(x)), ("ours", lambda: ours(x, **along))]
     if code_dir is not None:
         from torch._inductor.utils import run_and_get_code
 

@@ -142,7 +142,7 @@ def _reduce_torch(op: str, x: Any, dim: Dim, keepdim: bool, out: Any, reproducib
         raise _unsupported(x.dtype)
     if _compiling is not None and _compiling():
         # Dynamo is tracing: the same reduction as a custom operator it can put in its graph.
-        return _reduce_traced(op, x, dim, keepdim, out, reproducible, want_values, facts[2])
+        return _reduce_traced(op, x, dim, keepdim, out, reproducible, want_values)
     check_cuda_tensor(x)
     name, code, results_of = facts
     x, layout, rows, cols, shape, results = tensor_layout(op, x, dim, keepdim, want_values)
@@ -370,12 +370,7 @@ def _segments(op: str, values: Any, offsets: Any, validate: bool, want_values: b
     tracing = (_torch is not None or _torch_ready()) and _compiling is not None
     if tracing and isinstance(values, _Tensor) and _compiling():
         # Dynamo is tracing: the same reduction as a custom operator it can put in its graph.
-        facts = _TORCH_DTYPES.get(values.dtype)
-        if facts is None:
-            from ._arrays import _unsupported
-
-            raise _unsupported(values.dtype)
-        return _segments_traced(op, values, offsets, validate, want_values, reproducible, facts[2])
+        return _segments_traced(op, values, offsets, validate, want_values, reproducible)
     array = describe(values, "values")
     if len(array.shape) != 1:
         raise ValueError(f"values must be one-dimensional, not of shape {array.shape}")

@@ -65,7 +65,7 @@ def reduce(
     if results:
         device = x.get_device()
         _native.reduce_cuda(
-            OP_CODE[op], _dtype_code(x), layout, x.data_ptr(), x.numel(),
+            OP_CODE[op], _facts(x)[1], layout, x.data_ptr(), x.numel(),
             out.data_ptr(), device, _raw_stream(device), rows, cols, 0, 0, reproducible,
         )
     return out
@@ -95,7 +95,7 @@ def segments(
     if count:
         device = values.get_device()
         _native.reduce_cuda(
-            OP_CODE[op], _dtype_code(values), SEGMENTS, values.data_ptr(),
+            OP_CODE[op], _facts(values)[1], SEGMENTS, values.data_ptr(),
             values.numel(), out.data_ptr(), device, _raw_stream(device), 0, 0,
             offsets.data_ptr(), count, reproducible,
         )
@@ -151,13 +151,13 @@ def _register() -> Any:
 _LIBRARY = _register()
 
 
-def _dtype_code(x: torch.Tensor) -> int:
-    """The native module's code of ``x``'s dtype; a dtype without kernels is a TypeError (the
-    traced path checks it first, but the operators can be called directly)."""
+def _facts(x: torch.Tensor) -> tuple:
+    """``x``'s dtype facts (``_torch_facts.dtype_facts``); a dtype without kernels is the eager
+    call's TypeError (the operators can also be called directly)."""
     facts = _DTYPES.get(x.dtype)
     if facts is None:
         raise _unsupported(x.dtype)
-    return facts[1]
+    return facts
 
 
 def _written(x: torch.Tensor, op: str, results: int, dtype: torch.dtype) -> torch.Tensor:
@@ -175,10 +175,8 @@ def reduce_traced(
     out: Any,
     reproducible: bool,
     want_values: bool,
-    result_dtypes: dict,
 ) -> Any:
-    """``_reduce_torch`` as Dynamo traces it (``result_dtypes``: each operator's result type
-    for ``x``'s): the same checks, layouts and results, with the kernels' launch in
+    """``_reduce_torch`` as Dynamo traces it: the same checks, layouts and results, with the kernels' launch in
     ``torch.ops.reduce_rs.reduce``. ``out=`` is written by a copy, which the graph holds."""
     check_cuda_tensor(x)
     # As the eager call: no gradient flows through a reduction (the operator has no autograd
@@ -189,7 +187,7 @@ def reduce_traced(
     if op in ARG:
         pairs = torch.ops.reduce_rs.reduce(x, op, layout, rows, cols, results, torch.int64, False)
         return arg_results(pairs, shape, x, want_values)
-    dtype = result_dtypes[op]
+    dtype = _facts(x)[2][op]
     if x.numel() == 0 and op == "mean":
         result = torch.full(shape, math.nan, dtype=dtype, device=x.device)
     else:
@@ -208,13 +206,13 @@ def segments_traced(
     validate: bool,
     want_values: bool,
     reproducible: bool,
-    result_dtypes: dict,
 ) -> Any:
     """``_segments`` as Dynamo traces it, for offsets given as a tensor (on the values' device,
     int64 or uint64 as the eager call takes them; on the CPU, any integer type, copied there).
     The offsets' checks run in the operator, when the graph runs: for offsets on the GPU where
     ``validate``, for offsets from the host always (as the eager call)."""
     check_cuda_tensor(values)
+    result_dtypes = _facts(values)[2]
     if values.dim() != 1:
         raise ValueError(f"values must be one-dimensional, not of shape {tuple(values.shape)}")
     if not isinstance(offsets, torch.Tensor):
